@@ -1,0 +1,114 @@
+//! PHP source in, instrumented PHP source plus a block map out.
+//!
+//! Pure: no I/O. The caller owns the [`BlockIdAllocator`], one per fuzzing
+//! session, so block ids stay unique across every file and every harness
+//! process of that session.
+
+mod ids;
+
+pub use ids::{BlockId, BlockIdAllocator, MAX_BLOCK_ID};
+
+use serde::{Deserialize, Serialize};
+
+/// What a block's counter marks. Statement-level kinds get a counter
+/// statement, expression-level kinds a `traceBlock()` wrapper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    FileEntry,
+    FunctionEntry,
+    MethodEntry,
+    ClosureEntry,
+    PropertyHook,
+    IfBranch,
+    ElseIfBranch,
+    ElseBranch,
+    AfterIf,
+    LoopBody,
+    LoopExit,
+    SwitchCase,
+    AfterSwitch,
+    TryBody,
+    Catch,
+    Finally,
+    AfterTry,
+    GotoLabel,
+    /// Right operand of `&&`, `||`, `and`, `or`.
+    ShortCircuit,
+    /// Right operand of `??`, value of `??=`.
+    Coalesce,
+    TernaryThen,
+    TernaryElse,
+    MatchArm,
+    ArrowFunctionBody,
+    YieldResume,
+}
+
+impl BlockKind {
+    pub fn is_expression_level(self) -> bool {
+        matches!(
+            self,
+            BlockKind::ShortCircuit
+                | BlockKind::Coalesce
+                | BlockKind::TernaryThen
+                | BlockKind::TernaryElse
+                | BlockKind::MatchArm
+                | BlockKind::ArrowFunctionBody
+                | BlockKind::YieldResume
+        )
+    }
+}
+
+/// One entry of the block map.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Block {
+    pub id: BlockId,
+    pub kind: BlockKind,
+    /// Byte offset in the original source of the construct this block marks.
+    pub byte_offset: usize,
+    /// 1-based line in the original (and, identically, the instrumented) source.
+    pub line: u32,
+    /// 1-based column, counted in bytes.
+    pub column: u32,
+    /// Enclosing function as PHP would name it (`Parser::parse`, `{closure}`,
+    /// `parse`), `None` for top-level code.
+    pub function: Option<String>,
+}
+
+/// How a block records that it ran. See `docs/instrumentation.md`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StubStyle {
+    /// Append the block id (4 bytes, little-endian) to `FuzzingContext::$trace`;
+    /// edges and hit counts are computed outside PHP.
+    #[default]
+    Trace,
+    /// Count `(prev << 28) | id` in `FuzzingContext::$edges`, as php-fuzzer does
+    /// (without its visible `$___key` local).
+    EdgeMap,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instrumented {
+    pub source: Vec<u8>,
+    pub blocks: Vec<Block>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// tree-sitter produced ERROR or MISSING nodes; 1-based line of the first.
+    ParseError { line: u32 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Instrumented(Instrumented),
+    /// Returned unchanged; PHP reports any real syntax error itself.
+    Skipped(SkipReason),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstrumentError {
+    #[error("out of block ids: {requested} more needed, {available} left of {max}", max = MAX_BLOCK_ID)]
+    OutOfBlockIds { requested: u32, available: u32 },
+}
