@@ -1,1 +1,59 @@
-//! placeholder
+//! What php-fuzz keeps on disk: the corpus directory and crash artifacts.
+//!
+//! Every file is written atomically (a temporary file in the same directory,
+//! then a rename), so a reader never sees half a file, and several php-fuzz
+//! processes can share one corpus directory.
+
+mod artifacts;
+mod corpus_dir;
+
+use std::path::PathBuf;
+
+pub use artifacts::{ArtifactDir, CrashRecord, SavedArtifact};
+pub use corpus_dir::{CorpusDir, CorpusFile, OWNERSHIP_JOURNAL};
+
+/// Hex SHA-1 of `data`: the name of corpus entries and artifacts.
+pub fn content_hash(data: &[u8]) -> String {
+    sha1_smol::Sha1::from(data).digest().to_string()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    #[error("{}: {what}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: is a file, but a corpus must be a directory", path.display())]
+    NotADirectory { path: PathBuf },
+    #[error("{}: cannot write the crash report: {source}", path.display())]
+    Sidecar {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+pub(crate) fn io_error(path: impl Into<PathBuf>, what: &'static str) -> impl FnOnce(std::io::Error) -> CorpusError {
+    let path = path.into();
+    move |source| CorpusError::Io { path, what, source }
+}
+
+/// Writes `data` to `path` atomically. Returns false, writing nothing, if
+/// `path` already exists.
+pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bool, CorpusError> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut file = tempfile::Builder::new()
+        .prefix(".php-fuzz-tmp-")
+        .tempfile_in(dir)
+        .map_err(io_error(dir, "cannot create a file in this directory"))?;
+    file.write_all(data).map_err(io_error(file.path(), "cannot write"))?;
+    match file.persist_noclobber(path) {
+        Ok(_) => Ok(true),
+        Err(err) if err.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(CorpusError::Io { path: path.to_path_buf(), what: "cannot write", source: err.error }),
+    }
+}

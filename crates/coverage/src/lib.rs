@@ -1,1 +1,246 @@
-//! placeholder
+//! Coverage of one run → edges with hit counts → features.
+//!
+//! An edge is `(prev << 28) | block`: the previous block that ran and this
+//! one (prev is 0 for the first block of a run). A feature is an edge with a
+//! bucketed hit count: `(bucket << 56) | edge`, with the eight buckets
+//! 1, 2, 3, 4–7, 8–15, 16–31, 32–127 and 128+ (as libFuzzer and php-fuzzer).
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+pub type Edge = u64;
+pub type Feature = u64;
+
+const BUCKETS: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut count = 1;
+    while count < 128 {
+        table[count] = match count {
+            1 => 0,
+            2 => 1,
+            3 => 2,
+            4..=7 => 3,
+            8..=15 => 4,
+            16..=31 => 5,
+            _ => 6,
+        };
+        count += 1;
+    }
+    table
+};
+
+/// Bucket of a hit count (count ≥ 1).
+#[inline]
+pub fn bucket(count: u32) -> u8 {
+    if count < 128 { BUCKETS[count as usize] } else { 7 }
+}
+
+#[inline]
+pub fn edge(prev: u32, block: u32) -> Edge {
+    ((prev as u64) << 28) | block as u64
+}
+
+#[inline]
+pub fn feature(edge: Edge, count: u32) -> Feature {
+    ((bucket(count) as u64) << 56) | edge
+}
+
+#[inline]
+pub fn edge_of(feature: Feature) -> Edge {
+    feature & ((1 << 56) - 1)
+}
+
+/// Counts edge hits for one run. Reused across runs: `clear()` keeps the memory.
+#[derive(Debug, Default)]
+pub struct EdgeCounter {
+    counts: FxHashMap<Edge, u32>,
+    prev: u32,
+}
+
+impl EdgeCounter {
+    pub fn new() -> EdgeCounter {
+        EdgeCounter::default()
+    }
+
+    /// Starts a new run.
+    pub fn clear(&mut self) {
+        self.counts.clear();
+        self.prev = 0;
+    }
+
+    /// Adds a piece of block trace: 4-byte little-endian block ids, in the
+    /// order they ran. Pieces of one run continue each other.
+    pub fn add_trace(&mut self, trace: &[u8]) {
+        let mut prev = self.prev;
+        for id in trace.chunks_exact(4) {
+            let block = u32::from_le_bytes([id[0], id[1], id[2], id[3]]);
+            *self.counts.entry(edge(prev, block)).or_insert(0) += 1;
+            prev = block;
+        }
+        self.prev = prev;
+    }
+
+    /// Adds edge counts already computed in PHP: pairs of a u64 edge and a
+    /// u32 count, little-endian.
+    pub fn add_edge_counts(&mut self, pairs: &[u8]) {
+        for pair in pairs.chunks_exact(12) {
+            let edge = u64::from_le_bytes(pair[..8].try_into().expect("8 bytes"));
+            let count = u32::from_le_bytes(pair[8..].try_into().expect("4 bytes"));
+            let slot = self.counts.entry(edge).or_insert(0);
+            *slot = slot.saturating_add(count);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    pub fn edges(&self) -> impl Iterator<Item = (Edge, u32)> + '_ {
+        self.counts.iter().map(|(&e, &c)| (e, c))
+    }
+
+    /// This run's features, sorted, into `out` (cleared first).
+    pub fn features_into(&self, out: &mut Vec<Feature>) {
+        out.clear();
+        out.extend(self.counts.iter().map(|(&e, &c)| feature(e, c)));
+        out.sort_unstable();
+    }
+}
+
+/// Every feature and edge seen in a session.
+#[derive(Debug, Default, Clone)]
+pub struct FeatureSet {
+    features: FxHashSet<Feature>,
+    edges: FxHashSet<Edge>,
+}
+
+impl FeatureSet {
+    pub fn new() -> FeatureSet {
+        FeatureSet::default()
+    }
+
+    pub fn contains(&self, feature: Feature) -> bool {
+        self.features.contains(&feature)
+    }
+
+    /// True if any of `features` is new (does not insert).
+    pub fn has_new(&self, features: &[Feature]) -> bool {
+        features.iter().any(|f| !self.features.contains(f))
+    }
+
+    /// Inserts `features`; the new ones are appended to `new` (not cleared).
+    pub fn insert_all(&mut self, features: &[Feature], new: &mut Vec<Feature>) {
+        for &f in features {
+            if self.features.insert(f) {
+                self.edges.insert(edge_of(f));
+                new.push(f);
+            }
+        }
+    }
+
+    pub fn features(&self) -> usize {
+        self.features.len()
+    }
+
+    pub fn edges(&self) -> usize {
+        self.edges.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(ids: &[u32]) -> Vec<u8> {
+        ids.iter().flat_map(|id| id.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn buckets_match_libfuzzer() {
+        let expect = [(1, 0), (2, 1), (3, 2), (4, 3), (7, 3), (8, 4), (15, 4), (16, 5), (31, 5), (32, 6), (127, 6), (128, 7), (u32::MAX, 7)];
+        for (count, b) in expect {
+            assert_eq!(bucket(count), b, "count {count}");
+        }
+    }
+
+    #[test]
+    fn trace_gives_edges_from_zero_and_counts_hits() {
+        let mut counter = EdgeCounter::new();
+        counter.add_trace(&trace(&[1, 2, 3, 2, 3, 4]));
+        let mut edges: Vec<_> = counter.edges().collect();
+        edges.sort();
+        assert_eq!(edges, vec![(edge(0, 1), 1), (edge(1, 2), 1), (edge(2, 3), 2), (edge(3, 2), 1), (edge(3, 4), 1)]);
+    }
+
+    #[test]
+    fn trace_pieces_continue_each_other() {
+        let whole = trace(&[5, 6, 5, 6, 7]);
+        let mut a = EdgeCounter::new();
+        a.add_trace(&whole);
+        let mut b = EdgeCounter::new();
+        b.add_trace(&whole[..8]);
+        b.add_trace(&whole[8..]);
+        let (mut fa, mut fb) = (Vec::new(), Vec::new());
+        a.features_into(&mut fa);
+        b.features_into(&mut fb);
+        assert_eq!(fa, fb);
+    }
+
+    #[test]
+    fn clear_resets_prev() {
+        let mut counter = EdgeCounter::new();
+        counter.add_trace(&trace(&[9]));
+        counter.clear();
+        counter.add_trace(&trace(&[3]));
+        assert_eq!(counter.edges().collect::<Vec<_>>(), vec![(edge(0, 3), 1)]);
+    }
+
+    #[test]
+    fn edge_map_and_trace_give_the_same_features() {
+        let ids = [1, 2, 3, 2, 3, 2, 3, 4, 1];
+        let mut from_trace = EdgeCounter::new();
+        from_trace.add_trace(&trace(&ids));
+        let mut pairs = Vec::new();
+        for (e, c) in from_trace.edges() {
+            pairs.extend_from_slice(&e.to_le_bytes());
+            pairs.extend_from_slice(&c.to_le_bytes());
+        }
+        let mut from_map = EdgeCounter::new();
+        from_map.add_edge_counts(&pairs);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        from_trace.features_into(&mut a);
+        from_map.features_into(&mut b);
+        assert_eq!(a, b);
+        assert!(a.contains(&feature(edge(2, 3), 3)));
+        assert_eq!(edge_of(feature(edge(2, 3), 3)), edge(2, 3));
+    }
+
+    #[test]
+    fn feature_set_reports_only_new_features() {
+        let mut set = FeatureSet::new();
+        let mut new = Vec::new();
+        set.insert_all(&[1, 2, (1 << 56) | 2], &mut new);
+        assert_eq!(new.len(), 3);
+        assert_eq!(set.edges(), 2);
+        assert!(!set.has_new(&[1, 2]));
+        assert!(set.has_new(&[1, 3]));
+        new.clear();
+        set.insert_all(&[2, 3], &mut new);
+        assert_eq!(new, vec![3]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_feature_keeps_its_edge(ids in proptest::collection::vec(1u32..(1 << 28), 0..200)) {
+            let mut counter = EdgeCounter::new();
+            counter.add_trace(&trace(&ids));
+            let mut features = Vec::new();
+            counter.features_into(&mut features);
+            let total: u32 = counter.edges().map(|(_, c)| c).sum();
+            proptest::prop_assert_eq!(total as usize, ids.len());
+            for f in features {
+                proptest::prop_assert!(edge_of(f) < (1 << 56));
+                proptest::prop_assert!(f >> 56 < 8);
+            }
+        }
+    }
+}

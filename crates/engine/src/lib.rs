@@ -1,1 +1,83 @@
-//! placeholder
+//! The php-fuzz engine: the fuzzing loop over a harness [`Executor`], and the
+//! commands built on the same execution path: replay and crash minimization.
+//!
+//! Data flow: mutated input → harness (PHP) → block trace → edges → features
+//! (php-fuzz-coverage) → NEW / REDUCE into the corpus, or a crash into the
+//! crash store.
+//!
+//! [`Executor`]: php_fuzz_harness::Executor
+
+mod corpus;
+mod crashes;
+mod fuzz;
+mod minimize;
+mod output;
+mod replay;
+mod signature;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use corpus::{Corpus, Entry, EntryId};
+pub use crashes::{CrashStore, KnownCrash, Recorded, shell_quote};
+pub use fuzz::{FuzzSummary, StopReason, fuzz};
+pub use minimize::{MinimizeOptions, MinimizeOutcome, minimize};
+pub use output::{Output, preview};
+pub use replay::{BlockHits, ReplayResult, collect_inputs, replay};
+pub use signature::{normalize_message, signature};
+
+/// Default input length limit when neither `--max-len` nor `setMaxLen()` set one.
+pub const DEFAULT_MAX_LEN: usize = 1024;
+
+#[derive(Debug, Clone)]
+pub struct FuzzOptions {
+    pub max_len: Option<usize>,
+    pub len_control_factor: u32,
+    pub seed: u64,
+    pub max_runs: Option<u64>,
+    pub max_time: Option<Duration>,
+    /// Stop after this many distinct new crashes.
+    pub max_crashes: Option<usize>,
+    pub jobs: usize,
+    pub dictionaries: Vec<PathBuf>,
+    pub artifact_dir: PathBuf,
+    pub reload: Option<Duration>,
+}
+
+impl Default for FuzzOptions {
+    fn default() -> Self {
+        FuzzOptions {
+            max_len: None,
+            len_control_factor: 100,
+            seed: 0,
+            max_runs: None,
+            max_time: None,
+            max_crashes: None,
+            jobs: 1,
+            dictionaries: Vec::new(),
+            artifact_dir: PathBuf::from("."),
+            reload: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Harness(#[from] php_fuzz_harness::HarnessError),
+    #[error(transparent)]
+    Corpus(#[from] php_fuzz_corpus::CorpusError),
+    #[error(transparent)]
+    Dictionary(#[from] php_fuzz_mutate::DictionaryError),
+    #[error("{}: {what}: {source}", path.display())]
+    Input {
+        path: PathBuf,
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    NotACrash(String),
+    #[error("a worker thread panicked")]
+    WorkerPanicked,
+}

@@ -1,1 +1,208 @@
-//! placeholder
+//! Runs inputs against a PHP target in child `php` processes.
+//!
+//! The engine hands an [`Executor`] a [`Batch`] of inputs; the executor sends
+//! it to a harness process over a pipe, and reports each input's coverage and
+//! verdict (ok, or a [`Crash`]). It restarts harnesses that die, time out or
+//! grow too large, and finds out which input was to blame.
+
+mod batch;
+mod executor;
+mod php;
+mod process;
+pub mod protocol;
+mod runtime;
+mod sources;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use batch::Batch;
+pub use executor::{Coverage, Executor, ExecutorStats, RunResult};
+pub use php::{MIN_PHP_VERSION_ID, PhpBinary};
+pub use process::TargetInfo;
+pub use runtime::Runtime;
+pub use sources::{BlockLocation, SourceFile, SourceServer};
+
+/// Everything needed to start harness processes for one target.
+#[derive(Debug, Clone)]
+pub struct HarnessConfig {
+    pub php: PhpBinary,
+    pub runtime: Arc<Runtime>,
+    /// Absolute path of target.php.
+    pub target: PathBuf,
+    /// Extra `-d key=value` settings.
+    pub ini: Vec<(String, String)>,
+    pub timeout: Duration,
+    /// Enforced through PHP's memory_limit and by watching the process's RSS.
+    pub rss_limit_mb: u64,
+    /// How long loading the target may take.
+    pub load_timeout: Duration,
+    /// How often a long batch reports the outcomes it has so far.
+    pub flush_interval: Duration,
+    /// Show what the target prints instead of discarding it.
+    pub forward_output: bool,
+}
+
+impl HarnessConfig {
+    pub fn new(php: PhpBinary, runtime: Arc<Runtime>, target: PathBuf) -> HarnessConfig {
+        HarnessConfig {
+            php,
+            runtime,
+            target,
+            ini: Vec::new(),
+            timeout: Duration::from_secs(3),
+            rss_limit_mb: 2048,
+            load_timeout: Duration::from_secs(60),
+            flush_interval: Duration::from_millis(100),
+            forward_output: false,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    #[error("cannot run `{}`: {reason}; {hint}", php.display())]
+    PhpNotFound { php: PathBuf, reason: String, hint: &'static str },
+    #[error("`{}` is PHP {version}, but php-fuzz needs PHP 8.1 or newer; {hint}", php.display())]
+    PhpTooOld { php: PathBuf, version: String, hint: &'static str },
+    #[error("cannot start the harness process: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("{}", .0)]
+    Load(Box<LoadFailure>),
+    #[error("cannot instrument {}: {source}", path.display())]
+    Instrument {
+        path: PathBuf,
+        #[source]
+        source: php_fuzz_instrument::InstrumentError,
+    },
+    #[error("lost the pipe to the harness: {0}")]
+    Pipe(#[source] std::io::Error),
+    #[error("harness protocol error: {0}")]
+    Protocol(String),
+    #[error("the harness died {count} times in a row while starting; last: {last}")]
+    KeepsDying { count: u32, last: String },
+}
+
+/// The target file could not be loaded: it must be fixed before fuzzing.
+#[derive(Debug, Clone)]
+pub struct LoadFailure {
+    pub target: PathBuf,
+    pub summary: String,
+    pub problem: Option<Problem>,
+    pub stderr: String,
+}
+
+impl std::fmt::Display for LoadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot load target {}: {}", self.target.display(), self.summary)
+    }
+}
+
+/// An error, exception or diagnostic as PHP reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Problem {
+    /// Exception class, or the kind of PHP error (`Warning`, `Deprecated`, `Fatal error`…).
+    pub class: String,
+    pub message: String,
+    pub file: String,
+    pub line: u32,
+    /// Human-readable stack trace, innermost frame first.
+    pub trace: String,
+    pub frames: Vec<Frame>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+}
+
+impl Problem {
+    pub(crate) fn from_wire(p: &protocol::Problem<'_>) -> Problem {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        Problem {
+            class: text(p.class),
+            message: text(p.message),
+            file: text(p.file),
+            line: p.line,
+            trace: text(p.trace),
+            frames: p
+                .frames
+                .iter()
+                .map(|f| Frame { file: text(f.file), line: f.line, function: text(f.function) })
+                .collect(),
+        }
+    }
+
+    /// `Class: message at file:line`, on one line.
+    pub fn headline(&self) -> String {
+        let message = self.message.lines().next().unwrap_or("");
+        let mut out = if self.class.is_empty() { message.to_string() } else { format!("{}: {message}", self.class) };
+        if !self.file.is_empty() {
+            out.push_str(&format!(" at {}:{}", self.file, self.line));
+        }
+        out
+    }
+}
+
+/// What went wrong in one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CrashKind {
+    /// A Throwable that is not one of the allowed exceptions.
+    Exception,
+    /// A warning, notice or deprecation raised while the target ran.
+    Warning,
+    Timeout,
+    /// A PHP fatal error (other than memory exhaustion).
+    Fatal,
+    /// Unbounded recursion: PHP ran out of memory deep in repeated calls.
+    StackOverflow,
+    /// `exit()` or `die()` inside the target.
+    Exit,
+    OutOfMemory,
+    /// The process died without a word: a segfault, or killed from outside.
+    HarnessDied,
+}
+
+impl CrashKind {
+    /// Name used in status lines and sidecars.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashKind::Exception => "exception",
+            CrashKind::Warning => "warning",
+            CrashKind::Timeout => "timeout",
+            CrashKind::Fatal => "fatal-error",
+            CrashKind::StackOverflow => "stack-overflow",
+            CrashKind::Exit => "exit",
+            CrashKind::OutOfMemory => "out-of-memory",
+            CrashKind::HarnessDied => "harness-died",
+        }
+    }
+
+    /// Artifact file prefix, as libFuzzer names them.
+    pub fn artifact_prefix(self) -> &'static str {
+        match self {
+            CrashKind::Timeout => "timeout",
+            CrashKind::OutOfMemory => "oom",
+            _ => "crash",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Crash {
+    pub kind: CrashKind,
+    pub problem: Problem,
+    /// The harness's last stderr output, when the process died.
+    pub stderr: Option<String>,
+    /// Anything else worth knowing, e.g. that it did not reproduce alone.
+    pub note: Option<String>,
+}
+
+impl Crash {
+    pub fn headline(&self) -> String {
+        format!("{}: {}", self.kind.name(), self.problem.headline())
+    }
+}

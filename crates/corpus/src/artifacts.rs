@@ -1,0 +1,144 @@
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{CorpusError, content_hash, io_error, write_atomically};
+
+/// The readable sidecar saved next to each crash input (`<artifact>.json`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CrashRecord {
+    /// `exception`, `warning`, `timeout`, `fatal-error`, `out-of-memory`…
+    pub kind: String,
+    /// Exception class or PHP error type.
+    pub class: String,
+    pub message: String,
+    pub file: String,
+    pub line: u32,
+    pub trace: String,
+    /// What deduplication compares: kind, class and crash site.
+    pub signature: String,
+    pub input_file: String,
+    pub input_size: usize,
+    pub sha1: String,
+    /// Seconds since the Unix epoch.
+    pub found_at: u64,
+    pub target: String,
+    /// The command that reproduces it.
+    pub reproduce: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SavedArtifact {
+    pub input: PathBuf,
+    pub sidecar: PathBuf,
+}
+
+/// Where crash, timeout and out-of-memory inputs are saved.
+#[derive(Debug, Clone)]
+pub struct ArtifactDir {
+    dir: PathBuf,
+}
+
+impl ArtifactDir {
+    pub fn open(dir: &Path) -> Result<ArtifactDir, CorpusError> {
+        fs::create_dir_all(dir).map_err(io_error(dir, "cannot create the artifact directory"))?;
+        Ok(ArtifactDir { dir: dir.to_path_buf() })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The path an input would be saved at.
+    pub fn input_path(&self, prefix: &str, input: &[u8]) -> PathBuf {
+        self.dir.join(format!("{prefix}-{}.txt", content_hash(input)))
+    }
+
+    /// Saves the exact input bytes first, then the sidecar. `record`'s
+    /// `input_file` and `sha1` are filled in here.
+    pub fn save(&self, prefix: &str, input: &[u8], record: &mut CrashRecord) -> Result<SavedArtifact, CorpusError> {
+        let input_path = self.input_path(prefix, input);
+        write_atomically(&input_path, input)?;
+        record.sha1 = content_hash(input);
+        record.input_file = input_path.display().to_string();
+        record.input_size = input.len();
+        let sidecar = input_path.with_extension("json");
+        let mut json = serde_json::to_vec_pretty(record).map_err(|source| CorpusError::Sidecar { path: sidecar.clone(), source })?;
+        json.push(b'\n');
+        if !write_atomically(&sidecar, &json)? {
+            // Same input found again with a different report: keep the newest.
+            fs::remove_file(&sidecar).map_err(io_error(&sidecar, "cannot replace"))?;
+            write_atomically(&sidecar, &json)?;
+        }
+        Ok(SavedArtifact { input: input_path, sidecar })
+    }
+
+    /// Crash reports already in the directory, for deduplicating across runs.
+    /// Sidecars that do not parse are skipped.
+    pub fn existing(&self) -> Vec<(PathBuf, CrashRecord)> {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<_> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                name.ends_with(".json") && ["crash-", "timeout-", "oom-"].iter().any(|prefix| name.starts_with(prefix))
+            })
+            .filter_map(|p| {
+                let record: CrashRecord = serde_json::from_slice(&fs::read(&p).ok()?).ok()?;
+                Some((p, record))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> CrashRecord {
+        CrashRecord {
+            kind: "exception".into(),
+            class: "TypeError".into(),
+            message: "boom".into(),
+            file: "/t.php".into(),
+            line: 3,
+            trace: "#0 f() at /t.php:3\n".into(),
+            signature: "exception TypeError /t.php:3".into(),
+            input_file: String::new(),
+            input_size: 0,
+            sha1: String::new(),
+            found_at: 1,
+            target: "/t.php".into(),
+            reproduce: "php-fuzz run-single /t.php crash-x.txt".into(),
+            stderr: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn saves_exact_bytes_and_a_sidecar_that_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = ArtifactDir::open(&dir.path().join("out")).unwrap();
+        let input = b"\x00\xff<?php\n";
+        let mut rec = record();
+        let saved = artifacts.save("crash", input, &mut rec).unwrap();
+        assert_eq!(fs::read(&saved.input).unwrap(), input);
+        let name = saved.input.file_name().unwrap().to_str().unwrap();
+        assert_eq!(name, format!("crash-{}.txt", content_hash(input)));
+        assert_eq!(saved.sidecar.extension().unwrap(), "json");
+        let existing = artifacts.existing();
+        assert_eq!(existing.len(), 1);
+        assert_eq!(existing[0].1, rec);
+        assert_eq!(existing[0].1.input_size, input.len());
+    }
+}

@@ -1,0 +1,212 @@
+use std::collections::HashSet;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::{CorpusError, content_hash, io_error, write_atomically};
+
+/// Names (relative to the corpus root) of the files php-fuzz itself wrote,
+/// one per line. Only these are ever deleted; everything else is a seed.
+pub const OWNERSHIP_JOURNAL: &str = ".php-fuzz-owned";
+
+#[derive(Debug, Clone)]
+pub struct CorpusFile {
+    pub path: PathBuf,
+    pub data: Vec<u8>,
+    /// Written by php-fuzz (and so removable), as opposed to a user's seed.
+    pub owned: bool,
+}
+
+/// A corpus directory, read recursively. Hidden files and directories are
+/// ignored; that is where php-fuzz keeps its bookkeeping.
+#[derive(Debug)]
+pub struct CorpusDir {
+    root: PathBuf,
+    owned: HashSet<PathBuf>,
+    known: HashSet<PathBuf>,
+}
+
+impl CorpusDir {
+    /// Opens `root`, creating it if missing.
+    pub fn open(root: &Path) -> Result<CorpusDir, CorpusError> {
+        if root.is_file() {
+            return Err(CorpusError::NotADirectory { path: root.to_path_buf() });
+        }
+        fs::create_dir_all(root).map_err(io_error(root, "cannot create the corpus directory"))?;
+        let mut dir = CorpusDir { root: root.to_path_buf(), owned: HashSet::new(), known: HashSet::new() };
+        dir.read_journal()?;
+        Ok(dir)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn journal_path(&self) -> PathBuf {
+        self.root.join(OWNERSHIP_JOURNAL)
+    }
+
+    fn read_journal(&mut self) -> Result<(), CorpusError> {
+        let path = self.journal_path();
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(CorpusError::Io { path, what: "cannot read", source: err }),
+        };
+        for name in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.contains('/')) {
+            self.owned.insert(self.root.join(name));
+        }
+        Ok(())
+    }
+
+    /// Every entry, in a stable order. An unreadable file is an error naming it.
+    pub fn load_all(&mut self) -> Result<Vec<CorpusFile>, CorpusError> {
+        self.known.clear();
+        self.load_new()
+    }
+
+    /// Entries not seen before by this `CorpusDir`, e.g. written by another
+    /// php-fuzz process sharing the directory.
+    pub fn load_new(&mut self) -> Result<Vec<CorpusFile>, CorpusError> {
+        self.read_journal()?;
+        let mut files = Vec::new();
+        let walker = walkdir::WalkDir::new(&self.root)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        for entry in walker {
+            let entry = entry.map_err(|err| {
+                let path = err.path().unwrap_or(&self.root).to_path_buf();
+                CorpusError::Io { path, what: "cannot read the corpus", source: err.into() }
+            })?;
+            if !entry.file_type().is_file() || self.known.contains(entry.path()) {
+                continue;
+            }
+            let path = entry.path().to_path_buf();
+            let data = fs::read(&path).map_err(io_error(&path, "cannot read corpus file"))?;
+            self.known.insert(path.clone());
+            files.push(CorpusFile { owned: self.owned.contains(&path), path, data });
+        }
+        Ok(files)
+    }
+
+    /// Saves `data` as `<sha1>` in the corpus root. Returns its path.
+    pub fn save(&mut self, data: &[u8]) -> Result<PathBuf, CorpusError> {
+        let name = content_hash(data);
+        let path = self.root.join(&name);
+        self.known.insert(path.clone());
+        if path.exists() {
+            return Ok(path);
+        }
+        // Journal first: a crash between the two leaves a journal line for a
+        // missing file, never an unlisted file php-fuzz would treat as a seed.
+        let journal = self.journal_path();
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&journal)
+            .map_err(io_error(&journal, "cannot write"))?;
+        file.write_all(format!("{name}\n").as_bytes()).map_err(io_error(&journal, "cannot write"))?;
+        self.owned.insert(path.clone());
+        write_atomically(&path, data)?;
+        Ok(path)
+    }
+
+    pub fn is_owned(&self, path: &Path) -> bool {
+        self.owned.contains(path)
+    }
+
+    /// Deletes `path` if php-fuzz wrote it. Seeds are never deleted: returns false.
+    pub fn remove_owned(&mut self, path: &Path) -> Result<bool, CorpusError> {
+        if !self.owned.contains(path) {
+            return Ok(false);
+        }
+        match fs::remove_file(path) {
+            Ok(()) => Ok(true),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(true),
+            Err(err) => Err(CorpusError::Io { path: path.to_path_buf(), what: "cannot delete", source: err }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_read_recursively_and_never_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("sub")).unwrap();
+        fs::write(dir.path().join("seed1"), b"a").unwrap();
+        fs::write(dir.path().join("sub/seed2"), b"b").unwrap();
+        fs::write(dir.path().join(".hidden"), b"c").unwrap();
+        let mut corpus = CorpusDir::open(dir.path()).unwrap();
+        let files = corpus.load_all().unwrap();
+        let names: Vec<_> = files.iter().map(|f| f.path.strip_prefix(dir.path()).unwrap().to_path_buf()).collect();
+        assert_eq!(names, vec![PathBuf::from("seed1"), PathBuf::from("sub/seed2")]);
+        assert!(files.iter().all(|f| !f.owned));
+        assert!(!corpus.remove_owned(&dir.path().join("seed1")).unwrap());
+        assert!(dir.path().join("seed1").exists());
+    }
+
+    #[test]
+    fn saved_entries_are_owned_named_by_hash_and_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut corpus = CorpusDir::open(dir.path()).unwrap();
+        let path = corpus.save(b"hello").unwrap();
+        assert_eq!(path.file_name().unwrap(), content_hash(b"hello").as_str());
+        assert_eq!(fs::read(&path).unwrap(), b"hello");
+        let mut again = CorpusDir::open(dir.path()).unwrap();
+        let files = again.load_all().unwrap();
+        assert_eq!(files.len(), 1);
+        assert!(files[0].owned);
+        assert!(again.remove_owned(&path).unwrap());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_seed_with_a_hash_name_is_still_a_seed() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = content_hash(b"x");
+        fs::write(dir.path().join(&name), b"x").unwrap();
+        let mut corpus = CorpusDir::open(dir.path()).unwrap();
+        // Saving the same content finds the user's file and leaves it a seed.
+        let path = corpus.save(b"x").unwrap();
+        assert!(!corpus.is_owned(&path));
+        assert!(!corpus.remove_owned(&path).unwrap());
+        assert!(path.exists());
+    }
+
+    #[test]
+    fn load_new_sees_only_files_written_by_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = CorpusDir::open(dir.path()).unwrap();
+        let mut b = CorpusDir::open(dir.path()).unwrap();
+        assert!(a.load_all().unwrap().is_empty());
+        b.save(b"from b").unwrap();
+        a.save(b"from a").unwrap();
+        let new = a.load_new().unwrap();
+        assert_eq!(new.len(), 1);
+        assert_eq!(new[0].data, b"from b");
+        assert!(new[0].owned, "written by a php-fuzz process");
+        assert!(a.load_new().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_file_is_not_a_corpus_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        fs::write(&file, b"").unwrap();
+        let err = CorpusDir::open(&file).unwrap_err();
+        assert!(err.to_string().contains("must be a directory"), "{err}");
+    }
+
+    #[test]
+    fn an_unreadable_entry_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling")).unwrap();
+        let err = CorpusDir::open(dir.path()).unwrap().load_all().unwrap_err();
+        assert!(err.to_string().contains("dangling"), "{err}");
+    }
+}

@@ -1,0 +1,628 @@
+//! The fuzzing campaign: seeds, then workers that mutate, run and keep what
+//! reaches new coverage, until a limit or Ctrl-C.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use php_fuzz_corpus::{CorpusDir, CorpusFile};
+use php_fuzz_coverage::{EdgeCounter, Feature, FeatureSet};
+use php_fuzz_harness::{Batch, Coverage, Crash, Executor, HarnessConfig, SourceServer, TargetInfo};
+use php_fuzz_instrument::StubStyle;
+use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
+
+use crate::corpus::{Corpus, Entry, EntryId, keeps_all};
+use crate::crashes::{CrashStore, KnownCrash, Recorded};
+use crate::output::{Output, own_rss_mb, preview};
+use crate::{EngineError, FuzzOptions};
+
+/// Blocks executed per batch that the adaptive batch size aims for.
+const BLOCKS_PER_BATCH: u64 = 400_000;
+const MAX_BATCH: usize = 4096;
+/// Inputs bigger than this in total are split over several batches.
+const MAX_BATCH_BYTES: usize = 8 << 20;
+const PULSE_EVERY: Duration = Duration::from_secs(3);
+
+/// How a campaign ended.
+#[derive(Debug, Clone)]
+pub struct FuzzSummary {
+    pub runs: u64,
+    pub elapsed: Duration,
+    pub edges: usize,
+    pub features: usize,
+    pub corpus_entries: usize,
+    pub corpus_bytes: usize,
+    pub harness_starts: u64,
+    pub memory_restarts: u64,
+    /// Distinct crashes hit this session, new or saved by an earlier one.
+    pub crashes: Vec<KnownCrash>,
+    pub new_crashes: usize,
+    pub stop_reason: StopReason,
+    pub corpus_dir: PathBuf,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    MaxRuns,
+    MaxTime,
+    MaxCrashes,
+    Interrupted,
+}
+
+impl StopReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::MaxRuns => "reached --max-runs",
+            StopReason::MaxTime => "reached --max-time",
+            StopReason::MaxCrashes => "reached --max-crashes",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Everything workers share, behind one lock taken twice per batch.
+struct State {
+    corpus: Corpus,
+    corpus_dir: CorpusDir,
+    features: FeatureSet,
+    crashes: CrashStore,
+    length: LengthControl,
+    max_len: usize,
+    /// Set when a limit is reached or a worker fails.
+    stop: Option<StopReason>,
+    error: Option<EngineError>,
+    last_status: Instant,
+    last_status_runs: u64,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    runs: AtomicU64,
+    interrupted: Arc<AtomicBool>,
+    options: FuzzOptions,
+    out: Arc<Output>,
+    started: Instant,
+    harness_rss: AtomicU64,
+    harness_starts: AtomicU64,
+    memory_restarts: AtomicU64,
+    dictionary: Dictionary,
+    /// Entries other php-fuzz processes wrote, found by --reload, to be run.
+    reloaded: Mutex<Vec<CorpusFile>>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn should_stop(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed) || self.lock().stop.is_some()
+    }
+}
+
+/// Per-batch scratch of one worker, reused so the loop does not allocate.
+struct Scratch {
+    batch: Batch,
+    parents: Vec<Option<EntryId>>,
+    sequences: Vec<String>,
+    features: Vec<Feature>,
+    feature_ends: Vec<usize>,
+    crashes: Vec<(usize, Crash)>,
+    crashed: Vec<bool>,
+    counter: EdgeCounter,
+    run_features: Vec<Feature>,
+    new_features: Vec<Feature>,
+    input: Vec<u8>,
+    partner: Vec<u8>,
+    blocks: u64,
+    batch_size: usize,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            batch: Batch::new(),
+            parents: Vec::new(),
+            sequences: Vec::new(),
+            features: Vec::new(),
+            feature_ends: Vec::new(),
+            crashes: Vec::new(),
+            crashed: Vec::new(),
+            counter: EdgeCounter::new(),
+            run_features: Vec::new(),
+            new_features: Vec::new(),
+            input: Vec::new(),
+            partner: Vec::new(),
+            blocks: 0,
+            batch_size: 16,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.batch.clear();
+        self.parents.clear();
+        self.sequences.clear();
+        self.features.clear();
+        self.feature_ends.clear();
+        self.crashes.clear();
+        self.crashed.clear();
+        self.blocks = 0;
+    }
+
+    /// Records one run's result (called from the executor's callback).
+    fn collect(&mut self, index: usize, crash: Option<Crash>, coverage: Coverage<'_>) {
+        debug_assert_eq!(index, self.feature_ends.len());
+        self.crashed.push(crash.is_some());
+        if let Some(crash) = crash {
+            self.crashes.push((index, crash));
+        } else {
+            self.counter.clear();
+            for piece in coverage.pieces() {
+                match coverage.style {
+                    StubStyle::Trace => {
+                        self.blocks += piece.len() as u64 / 4;
+                        self.counter.add_trace(piece);
+                    }
+                    StubStyle::EdgeMap => {
+                        self.blocks += piece.len() as u64 / 12;
+                        self.counter.add_edge_counts(piece);
+                    }
+                }
+            }
+            self.counter.features_into(&mut self.run_features);
+            self.features.extend_from_slice(&self.run_features);
+        }
+        self.feature_ends.push(self.features.len());
+    }
+
+    fn features_of(&self, index: usize) -> &[Feature] {
+        let start = if index == 0 { 0 } else { self.feature_ends[index - 1] };
+        &self.features[start..self.feature_ends[index]]
+    }
+
+    /// Adapts the batch size to how much the last batch executed.
+    fn adapt_batch_size(&mut self) {
+        let n = self.batch.len().max(1) as u64;
+        let per_input = (self.blocks / n).max(1);
+        let ideal = (BLOCKS_PER_BATCH / per_input) as usize;
+        // Grow gradually, shrink at once: a slow input must not stall a big batch.
+        self.batch_size = ideal.clamp(1, MAX_BATCH).min(self.batch_size.saturating_mul(2).max(1));
+    }
+}
+
+/// Runs a campaign. `interrupted` is set by the caller's Ctrl-C handler.
+pub fn fuzz(
+    harness: Arc<HarnessConfig>,
+    sources: Arc<SourceServer>,
+    corpus_dir: &Path,
+    options: FuzzOptions,
+    interrupted: Arc<AtomicBool>,
+    out: Arc<Output>,
+) -> Result<FuzzSummary, EngineError> {
+    let started = Instant::now();
+    let mut first = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
+    let info = first.start()?.clone();
+    report_target(&out, &info, &harness);
+
+    let mut dictionary = Dictionary::default();
+    for path in options.dictionaries.iter().chain(&info.dictionaries) {
+        dictionary.extend(Dictionary::load(path)?);
+    }
+    let mut dir = CorpusDir::open(corpus_dir)?;
+    let seeds = dir.load_all()?;
+    let seed_bytes: usize = seeds.iter().map(|s| s.data.len()).sum();
+    let largest_seed = seeds.iter().map(|s| s.data.len()).max().unwrap_or(0);
+    let max_len = options.max_len.or(info.max_len).unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
+    let target_name = harness.target.display().to_string();
+    let crashes = CrashStore::open(&options.artifact_dir, &target_name)?;
+
+    out.status(&format!(
+        "INFO: seed: {}  target: {}  php: {}  timeout: {} s  rss limit: {} MB",
+        options.seed,
+        target_name,
+        info.php_version,
+        harness.timeout.as_secs_f64(),
+        harness.rss_limit_mb
+    ));
+    out.status(&format!(
+        "INFO: corpus: {} ({} files, {} bytes)  artifacts: {}  dictionary: {} entries  max len: {}  jobs: {}",
+        dir.root().display(),
+        seeds.len(),
+        seed_bytes,
+        options.artifact_dir.display(),
+        dictionary.len(),
+        max_len,
+        options.jobs
+    ));
+
+    let length = LengthControl::new(max_len, options.len_control_factor);
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            corpus: Corpus::new(),
+            corpus_dir: dir,
+            features: FeatureSet::new(),
+            crashes,
+            length,
+            max_len,
+            stop: None,
+            error: None,
+            last_status: Instant::now(),
+            last_status_runs: 0,
+        }),
+        runs: AtomicU64::new(0),
+        interrupted,
+        options,
+        out,
+        started,
+        harness_rss: AtomicU64::new(0),
+        harness_starts: AtomicU64::new(0),
+        memory_restarts: AtomicU64::new(0),
+        dictionary,
+        reloaded: Mutex::new(Vec::new()),
+    });
+
+    let mut scratch = Scratch::new();
+    run_seeds(&shared, &mut first, &mut scratch, seeds)?;
+    {
+        let state = shared.lock();
+        let line = status_line(&shared, &state, "INITED");
+        shared.out.status(&line);
+    }
+
+    let jobs = shared.options.jobs.max(1);
+    let mut workers = Vec::new();
+    for worker in 1..jobs {
+        let shared = Arc::clone(&shared);
+        let executor = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
+        workers.push(
+            std::thread::Builder::new()
+                .name(format!("php-fuzz-worker-{worker}"))
+                .spawn(move || worker_loop(&shared, executor, worker as u64, Scratch::new()))
+                .expect("spawning a worker thread"),
+        );
+    }
+    {
+        let shared = Arc::clone(&shared);
+        workers.push(
+            std::thread::Builder::new()
+                .name("php-fuzz-worker-0".into())
+                .spawn(move || worker_loop(&shared, first, 0, scratch))
+                .expect("spawning a worker thread"),
+        );
+    }
+    monitor(&shared);
+    for worker in workers {
+        if worker.join().is_err() {
+            shared.lock().error.get_or_insert(EngineError::WorkerPanicked);
+        }
+    }
+
+    let mut state = shared.lock();
+    if let Some(err) = state.error.take() {
+        return Err(err);
+    }
+    for warning in sources.take_warnings() {
+        shared.out.line(&format!("WARNING: {warning}"));
+    }
+    let runs = shared.runs.load(Ordering::Relaxed);
+    Ok(FuzzSummary {
+        runs,
+        elapsed: started.elapsed(),
+        edges: state.features.edges(),
+        features: state.features.features(),
+        corpus_entries: state.corpus.len(),
+        corpus_bytes: state.corpus.total_bytes(),
+        harness_starts: shared.harness_starts.load(Ordering::Relaxed),
+        memory_restarts: shared.memory_restarts.load(Ordering::Relaxed),
+        crashes: state.crashes.hit_this_session().cloned().collect(),
+        new_crashes: state.crashes.new_count(),
+        stop_reason: state.stop.unwrap_or(StopReason::Interrupted),
+        corpus_dir: state.corpus_dir.root().to_path_buf(),
+        seed: shared.options.seed,
+    })
+}
+
+fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
+    for warning in &info.load_warnings {
+        out.line(&format!("WARNING: while loading the target: {}", warning.headline()));
+    }
+    if !info.signals {
+        out.line(&format!(
+            "WARNING: {} has no pcntl/posix: timeouts are enforced from outside only, without a PHP stack trace",
+            harness.php.path.display()
+        ));
+    }
+}
+
+/// Runs the corpus as found on disk; keeps what reaches new features.
+fn run_seeds(shared: &Shared, executor: &mut Executor, scratch: &mut Scratch, seeds: Vec<CorpusFile>) -> Result<(), EngineError> {
+    let mut seeds = seeds;
+    if seeds.is_empty() {
+        seeds.push(CorpusFile { path: PathBuf::new(), data: Vec::new(), owned: false });
+    }
+    let max_len = shared.lock().max_len;
+    let mut pending = seeds.into_iter().peekable();
+    while pending.peek().is_some() {
+        if shared.interrupted.load(Ordering::Relaxed) {
+            break;
+        }
+        scratch.clear();
+        let mut paths = Vec::new();
+        let mut bytes = 0;
+        while let Some(seed) = pending.next_if(|s| scratch.batch.len() < scratch.batch_size && bytes + s.data.len() <= MAX_BATCH_BYTES || scratch.batch.is_empty()) {
+            let data = &seed.data[..seed.data.len().min(max_len)];
+            bytes += data.len();
+            scratch.batch.push(data);
+            scratch.parents.push(None);
+            scratch.sequences.push(String::new());
+            paths.push((!seed.path.as_os_str().is_empty()).then_some(seed.path));
+        }
+        run_and_collect(shared, executor, scratch)?;
+        let mut state = shared.lock();
+        absorb(shared, &mut state, scratch, Some(&paths))?;
+    }
+    Ok(())
+}
+
+fn run_and_collect(shared: &Shared, executor: &mut Executor, scratch: &mut Scratch) -> Result<(), EngineError> {
+    let Scratch { batch, .. } = scratch;
+    let batch = std::mem::take(batch);
+    let result = executor.run_batch(&batch, |r| scratch.collect(r.index, r.crash, r.coverage));
+    scratch.batch = batch;
+    result?;
+    let stats = executor.stats();
+    shared.runs.fetch_add(scratch.batch.len() as u64, Ordering::Relaxed);
+    shared.harness_rss.store(stats.rss_mb, Ordering::Relaxed);
+    scratch.adapt_batch_size();
+    Ok(())
+}
+
+fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, mut scratch: Scratch) {
+    let seed = shared.options.seed.wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut mutator = Mutator::new(seed, shared.dictionary.clone());
+    let mut last_starts = 0;
+    let mut last_restarts = 0;
+    loop {
+        if shared.should_stop() {
+            break;
+        }
+        let reloaded = std::mem::take(&mut *shared.reloaded.lock().unwrap_or_else(|p| p.into_inner()));
+        let result = if reloaded.is_empty() {
+            fuzz_one_batch(shared, &mut executor, &mut mutator, &mut scratch)
+        } else {
+            let count = reloaded.len();
+            let before = shared.lock().corpus.len();
+            let result = run_seeds(shared, &mut executor, &mut scratch, reloaded);
+            let added = shared.lock().corpus.len() - before;
+            shared.out.status(&format!("INFO: --reload: ran {count} new entries from the corpus directory, {added} added coverage"));
+            result
+        };
+        if let Err(err) = result {
+            let mut state = shared.lock();
+            state.error.get_or_insert(err);
+            state.stop.get_or_insert(StopReason::Interrupted);
+            break;
+        }
+        let stats = executor.stats();
+        shared.harness_starts.fetch_add(stats.harness_starts - last_starts, Ordering::Relaxed);
+        shared.memory_restarts.fetch_add(stats.memory_restarts - last_restarts, Ordering::Relaxed);
+        last_starts = stats.harness_starts;
+        last_restarts = stats.memory_restarts;
+    }
+    executor.shutdown();
+}
+
+fn fuzz_one_batch(shared: &Shared, executor: &mut Executor, mutator: &mut Mutator, scratch: &mut Scratch) -> Result<(), EngineError> {
+    scratch.clear();
+    {
+        let mut state = shared.lock();
+        let remaining = shared.options.max_runs.map(|max| max.saturating_sub(shared.runs.load(Ordering::Relaxed)));
+        let size = match remaining {
+            Some(0) => {
+                state.stop.get_or_insert(StopReason::MaxRuns);
+                return Ok(());
+            }
+            Some(left) => scratch.batch_size.min(left as usize),
+            None => scratch.batch_size,
+        };
+        let limit = state.length.limit().min(state.max_len);
+        for _ in 0..size {
+            let Some(parent) = state.corpus.pick(mutator.rng_mut()) else { break };
+            let partner = state.corpus.pick(mutator.rng_mut()).unwrap_or(parent);
+            scratch.input.clear();
+            scratch.input.extend_from_slice(&state.corpus.get(parent).data);
+            scratch.partner.clear();
+            scratch.partner.extend_from_slice(&state.corpus.get(partner).data);
+            mutator.mutate(&mut scratch.input, limit, Some(&scratch.partner));
+            scratch.batch.push(&scratch.input);
+            scratch.parents.push(Some(parent));
+            scratch.sequences.push(mutator.last_sequence().to_string());
+        }
+    }
+    if scratch.batch.is_empty() {
+        return Ok(());
+    }
+    run_and_collect(shared, executor, scratch)?;
+    let mut state = shared.lock();
+    absorb(shared, &mut state, scratch, None)
+}
+
+/// Takes a batch's results into the shared state: crashes first, then NEW
+/// and REDUCE. `seed_paths` is set while running the corpus from disk.
+fn absorb(shared: &Shared, state: &mut State, scratch: &mut Scratch, seed_paths: Option<&[Option<PathBuf>]>) -> Result<(), EngineError> {
+    let mut crashes = std::mem::take(&mut scratch.crashes);
+    for (index, crash) in crashes.drain(..) {
+        let input = scratch.batch.get(index);
+        record_crash(shared, state, input, &crash)?;
+    }
+    scratch.crashes = crashes;
+
+    for index in 0..scratch.batch.len() {
+        let features = scratch.features_of(index);
+        let input = scratch.batch.get(index);
+        let is_new = state.features.has_new(features);
+        if seed_paths.is_none() {
+            state.length.record_run(is_new);
+        }
+        if is_new {
+            scratch.new_features.clear();
+            state.features.insert_all(features, &mut scratch.new_features);
+            let mut unique = scratch.new_features.clone();
+            unique.sort_unstable();
+            let path = match seed_paths.and_then(|p| p[index].clone()) {
+                Some(seed) => Some(seed),
+                None => Some(state.corpus_dir.save(input)?),
+            };
+            state.corpus.add(Entry { data: input.to_vec(), path, unique });
+            if seed_paths.is_none() {
+                let line = status_line(shared, state, "NEW");
+                let line = format!("{line} L: {}/{} MS: {}", input.len(), state.length.limit(), scratch.sequences[index]);
+                shared.out.status(&line);
+            }
+        } else if let Some(parent) = scratch.parents[index]
+            && !scratch.crashed[index]
+        {
+            let parent_entry = state.corpus.get(parent);
+            if input.len() < parent_entry.data.len() && keeps_all(features, &parent_entry.unique) {
+                let path = state.corpus_dir.save(input)?;
+                let old = state.corpus.replace(parent, input.to_vec(), Some(path.clone()), &[]);
+                if let Some(old) = old.filter(|o| *o != path) {
+                    state.corpus_dir.remove_owned(&old)?;
+                }
+                let line = status_line(shared, state, "REDUCE");
+                let line = format!("{line} L: {}/{} MS: {}", input.len(), state.length.limit(), scratch.sequences[index]);
+                shared.out.status(&line);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn record_crash(shared: &Shared, state: &mut State, input: &[u8], crash: &Crash) -> Result<(), EngineError> {
+    let runs = shared.runs.load(Ordering::Relaxed);
+    let elapsed = shared.started.elapsed().as_secs();
+    match state.crashes.record(input, crash)? {
+        Recorded::New(known) => {
+            let mut report = format!(
+                "==== {} #{} after {runs} runs, {elapsed} s: {}\n",
+                crash.kind.artifact_prefix().to_uppercase(),
+                state.crashes.new_count(),
+                crash.headline()
+            );
+            for line in crash.problem.message.lines().skip(1) {
+                report.push_str(&format!("     {line}\n"));
+            }
+            for line in crash.problem.trace.lines().take(12) {
+                report.push_str(&format!("  {line}\n"));
+            }
+            if let Some(note) = &crash.note {
+                report.push_str(&format!("  note: {note}\n"));
+            }
+            if let Some(stderr) = crash.stderr.as_deref().filter(|s| !s.trim().is_empty()) {
+                report.push_str("  php stderr:\n");
+                for line in stderr.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev() {
+                    report.push_str(&format!("    {line}\n"));
+                }
+            }
+            report.push_str(&format!("  input ({} bytes): {}\n", input.len(), preview(input, 120)));
+            report.push_str(&format!(
+                "  saved: {} (report: {})\n",
+                known.artifact.display(),
+                known.artifact.with_extension("json").display()
+            ));
+            report.push_str(&format!("  reproduce: {}", known.record.reproduce));
+            shared.out.line(&report);
+            if shared.options.max_crashes.is_some_and(|max| state.crashes.new_count() >= max) {
+                state.stop.get_or_insert(StopReason::MaxCrashes);
+            }
+        }
+        Recorded::Duplicate(known) => {
+            if known.hits == 1 && !known.new {
+                shared.out.line(&format!(
+                    "==== known {} hit again: {} (saved earlier as {})",
+                    crash.kind.name(),
+                    crash.headline(),
+                    known.artifact.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn status_line(shared: &Shared, state: &mut State, what: &str) -> String {
+    let runs = shared.runs.load(Ordering::Relaxed);
+    let now = Instant::now();
+    let window = now.duration_since(state.last_status).as_secs_f64();
+    let exec_per_sec = if window >= 0.5 {
+        let rate = (runs - state.last_status_runs) as f64 / window;
+        state.last_status = now;
+        state.last_status_runs = runs;
+        rate
+    } else {
+        runs as f64 / shared.started.elapsed().as_secs_f64().max(1e-3)
+    };
+    format!(
+        "#{runs:<8} {what:<6} cov: {} ft: {} corp: {}/{} lim: {} exec/s: {:.0} rss: {}/{}Mb crashes: {} t: {}s",
+        state.features.edges(),
+        state.features.features(),
+        state.corpus.len(),
+        human_bytes(state.corpus.total_bytes()),
+        state.length.limit(),
+        exec_per_sec,
+        own_rss_mb(),
+        shared.harness_rss.load(Ordering::Relaxed),
+        state.crashes.new_count(),
+        shared.started.elapsed().as_secs()
+    )
+}
+
+fn human_bytes(n: usize) -> String {
+    match n {
+        0..1024 => format!("{n}b"),
+        1024..1_048_576 => format!("{}Kb", n / 1024),
+        _ => format!("{}Mb", n / 1_048_576),
+    }
+}
+
+/// Watches the limits and prints a pulse line while nothing else happens.
+fn monitor(shared: &Shared) {
+    let mut last_pulse = Instant::now();
+    let mut last_reload = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let mut state = shared.lock();
+        if shared.interrupted.load(Ordering::Relaxed) {
+            state.stop.get_or_insert(StopReason::Interrupted);
+        }
+        if shared.options.max_time.is_some_and(|max| shared.started.elapsed() >= max) {
+            state.stop.get_or_insert(StopReason::MaxTime);
+        }
+        if shared.options.max_runs.is_some_and(|max| shared.runs.load(Ordering::Relaxed) >= max) {
+            state.stop.get_or_insert(StopReason::MaxRuns);
+        }
+        if state.stop.is_some() {
+            return;
+        }
+        if let Some(every) = shared.options.reload
+            && last_reload.elapsed() >= every
+        {
+            last_reload = Instant::now();
+            match state.corpus_dir.load_new() {
+                Ok(files) if !files.is_empty() => {
+                    let mut pending = shared.reloaded.lock().unwrap_or_else(|p| p.into_inner());
+                    pending.extend(files);
+                }
+                Ok(_) => {}
+                Err(err) => shared.out.line(&format!("WARNING: --reload: {err}")),
+            }
+        }
+        if last_pulse.elapsed() >= PULSE_EVERY && state.last_status.elapsed() >= PULSE_EVERY {
+            last_pulse = Instant::now();
+            let line = status_line(shared, &mut state, "pulse");
+            shared.out.status(&line);
+        }
+    }
+}

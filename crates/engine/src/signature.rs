@@ -1,0 +1,141 @@
+//! What makes two crashes the same bug: the crash site, never feature novelty.
+
+use php_fuzz_harness::{Crash, CrashKind};
+
+/// How many frames under the throw site take part in an exception's signature.
+const EXCEPTION_FRAMES: usize = 2;
+
+/// A stable, readable key: equal keys are the same bug.
+pub fn signature(crash: &Crash) -> String {
+    let p = &crash.problem;
+    let site = if p.file.is_empty() { "unknown location".to_string() } else { format!("{}:{}", p.file, p.line) };
+    match crash.kind {
+        CrashKind::Exception => {
+            let mut key = format!("exception {} at {site}", p.class);
+            for frame in p.frames.iter().skip(1).take(EXCEPTION_FRAMES) {
+                key.push_str(&format!(" < {}:{}", frame.file, frame.line));
+            }
+            key
+        }
+        CrashKind::Warning | CrashKind::Fatal | CrashKind::HarnessDied => {
+            format!("{} {}: {} at {site}", crash.kind.name(), p.class, normalize_message(&p.message))
+        }
+        // Where a loop is interrupted, or where memory finally runs out, moves
+        // from run to run inside the same function: the function is the site.
+        CrashKind::Timeout | CrashKind::OutOfMemory | CrashKind::StackOverflow => {
+            match p.frames.first() {
+                Some(frame) if !frame.function.is_empty() => {
+                    format!("{} in {} ({})", crash.kind.name(), frame.function, frame.file)
+                }
+                _ if !p.file.is_empty() => format!("{} at {site}", crash.kind.name()),
+                _ => crash.kind.name().to_string(),
+            }
+        }
+        CrashKind::Exit => format!("exit at {site}"),
+    }
+}
+
+/// Masks the parts of a message that quote the input: quoted strings and numbers.
+pub fn normalize_message(message: &str) -> String {
+    let first_line = message.lines().next().unwrap_or("");
+    let mut out = String::with_capacity(first_line.len());
+    let mut chars = first_line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                let mut quoted = String::new();
+                let mut closed = false;
+                for d in chars.by_ref() {
+                    if d == c {
+                        closed = true;
+                        break;
+                    }
+                    quoted.push(d);
+                }
+                out.push(c);
+                out.push('…');
+                if closed {
+                    out.push(c);
+                }
+            }
+            '0'..='9' => {
+                while chars.peek().is_some_and(|d| d.is_ascii_alphanumeric() || *d == '.') {
+                    chars.next();
+                }
+                out.push('N');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use php_fuzz_harness::{Frame, Problem};
+
+    fn crash(kind: CrashKind, message: &str, line: u32, frames: Vec<Frame>) -> Crash {
+        Crash {
+            kind,
+            problem: Problem {
+                class: "Warning".into(),
+                message: message.into(),
+                file: "/lib/P.php".into(),
+                line,
+                trace: String::new(),
+                frames,
+            },
+            stderr: None,
+            note: None,
+        }
+    }
+
+    fn frame(function: &str, line: u32) -> Frame {
+        Frame { file: "/lib/P.php".into(), line, function: function.into() }
+    }
+
+    #[test]
+    fn warnings_quoting_the_input_are_one_bug() {
+        let a = crash(CrashKind::Warning, r#"Undefined array key "abc""#, 10, vec![]);
+        let b = crash(CrashKind::Warning, r#"Undefined array key "zz""#, 10, vec![]);
+        let c = crash(CrashKind::Warning, "Uninitialized string offset 17", 10, vec![]);
+        let d = crash(CrashKind::Warning, "Uninitialized string offset 3", 10, vec![]);
+        assert_eq!(signature(&a), signature(&b));
+        assert_eq!(signature(&c), signature(&d));
+        assert_ne!(signature(&a), signature(&c));
+    }
+
+    #[test]
+    fn the_same_warning_elsewhere_is_another_bug() {
+        let a = crash(CrashKind::Warning, "Undefined variable $x", 10, vec![]);
+        let b = crash(CrashKind::Warning, "Undefined variable $x", 11, vec![]);
+        assert_ne!(signature(&a), signature(&b));
+    }
+
+    #[test]
+    fn exceptions_differ_by_caller_but_not_by_message() {
+        let mut a = crash(CrashKind::Exception, "bad 1", 5, vec![frame("f()", 5), frame("g()", 20)]);
+        a.problem.class = "TypeError".into();
+        let mut b = a.clone();
+        b.problem.message = "bad 2".into();
+        assert_eq!(signature(&a), signature(&b));
+        let mut c = a.clone();
+        c.problem.frames[1].line = 30;
+        assert_ne!(signature(&a), signature(&c));
+    }
+
+    #[test]
+    fn timeouts_in_one_function_are_one_bug() {
+        let a = crash(CrashKind::Timeout, "", 5, vec![frame("P->loop()", 5)]);
+        let b = crash(CrashKind::Timeout, "", 7, vec![frame("P->loop()", 7)]);
+        assert_eq!(signature(&a), signature(&b));
+    }
+
+    #[test]
+    fn normalization_keeps_words() {
+        assert_eq!(normalize_message("Undefined offset: 12 in 'x'"), "Undefined offset: N in '…'");
+        assert_eq!(normalize_message("unterminated \"abc"), "unterminated \"…");
+        assert_eq!(normalize_message("line one\nline 2"), "line one");
+    }
+}

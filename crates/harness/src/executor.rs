@@ -1,0 +1,474 @@
+//! Runs batches of inputs on a harness process, and keeps one alive.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use php_fuzz_instrument::{BlockId, BlockKind, StubStyle};
+use rustc_hash::FxHashMap;
+
+use crate::process::{HarnessProcess, TargetInfo, Wait, describe_status};
+use crate::protocol::{self, Event, InputList, Request, status};
+use crate::sources::SourceServer;
+use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem};
+
+/// After this many harness deaths while starting, give up.
+const MAX_START_FAILURES: u32 = 5;
+/// Extra time past the timeout before the engine kills a silent harness.
+const KILL_GRACE: Duration = Duration::from_millis(1500);
+/// Ask for a coverage chunk once the harness grew this much during one batch.
+const CHUNK_GROWTH_MB: u64 = 128;
+
+/// The coverage of one run, possibly in several pieces (see docs/protocol.md).
+#[derive(Debug, Clone, Copy)]
+pub struct Coverage<'a> {
+    pub style: StubStyle,
+    /// Pieces sent while the run was still going, oldest first.
+    pub chunks: &'a [Vec<u8>],
+    pub last: &'a [u8],
+}
+
+impl<'a> Coverage<'a> {
+    pub fn pieces(&self) -> impl Iterator<Item = &'a [u8]> {
+        self.chunks.iter().map(Vec::as_slice).chain(std::iter::once(self.last))
+    }
+
+    /// The last block that ran, in trace style.
+    pub fn last_block(&self) -> Option<BlockId> {
+        if self.style != StubStyle::Trace {
+            return None;
+        }
+        self.pieces()
+            .filter(|p| p.len() >= 4)
+            .last()
+            .map(|p| BlockId(u32::from_le_bytes(p[p.len() - 4..].try_into().expect("4 bytes"))))
+    }
+}
+
+/// One input's result.
+#[derive(Debug)]
+pub struct RunResult<'a> {
+    /// Index of the input in the batch.
+    pub index: usize,
+    pub crash: Option<Crash>,
+    pub coverage: Coverage<'a>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ExecutorStats {
+    pub executions: u64,
+    pub harness_starts: u64,
+    /// Restarts because memory grew across many runs; not bugs.
+    pub memory_restarts: u64,
+    /// Last measured RSS of the harness, in MiB.
+    pub rss_mb: u64,
+    pub peak_rss_mb: u64,
+}
+
+pub struct Executor {
+    config: Arc<HarnessConfig>,
+    sources: Arc<SourceServer>,
+    process: Option<HarnessProcess>,
+    info: Option<TargetInfo>,
+    stats: ExecutorStats,
+    chunks: Vec<Vec<u8>>,
+    ends: Vec<usize>,
+}
+
+/// Why a round trip ended without every outcome.
+enum Interrupted {
+    /// The harness said why it is dying, and for which input.
+    Died { index: usize, crash: Crash, retry_alone: bool },
+    /// It died or went silent without saying which input was to blame.
+    Unexplained { kind: CrashKind, message: String },
+}
+
+impl Executor {
+    pub fn new(config: Arc<HarnessConfig>, sources: Arc<SourceServer>) -> Executor {
+        Executor {
+            config,
+            sources,
+            process: None,
+            info: None,
+            stats: ExecutorStats::default(),
+            chunks: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &HarnessConfig {
+        &self.config
+    }
+
+    pub fn sources(&self) -> &Arc<SourceServer> {
+        &self.sources
+    }
+
+    pub fn stats(&self) -> ExecutorStats {
+        self.stats
+    }
+
+    /// Starts the harness now (it starts lazily otherwise) and returns what
+    /// the target file configured. Errors here are the target's own.
+    pub fn start(&mut self) -> Result<&TargetInfo, HarnessError> {
+        self.ensure_process()?;
+        Ok(self.info.as_ref().expect("set by ensure_process"))
+    }
+
+    fn ensure_process(&mut self) -> Result<(), HarnessError> {
+        if self.process.is_some() {
+            return Ok(());
+        }
+        let mut failures = 0;
+        loop {
+            match HarnessProcess::spawn(&self.config, &self.sources) {
+                Ok(process) => {
+                    self.stats.harness_starts += 1;
+                    self.info = Some(process.info.clone());
+                    self.process = Some(process);
+                    return Ok(());
+                }
+                // The target loaded before: a harness dying at load is flaky, retry.
+                Err(HarnessError::Load(failure)) if self.info.is_some() && failure.problem.is_none() => {
+                    failures += 1;
+                    if failures >= MAX_START_FAILURES {
+                        return Err(HarnessError::KeepsDying { count: failures, last: failure.summary });
+                    }
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    /// Stops the harness process, if one runs.
+    pub fn shutdown(&mut self) {
+        if let Some(process) = self.process.take() {
+            process.shutdown();
+        }
+    }
+
+    /// Runs every input of `batch` and calls `on_result` once per input, in order.
+    pub fn run_batch(&mut self, batch: &Batch, mut on_result: impl FnMut(RunResult<'_>)) -> Result<(), HarnessError> {
+        let mut next = 0;
+        // After a death nobody explained, inputs go one per round trip, so the
+        // next death names its input.
+        let mut one_at_a_time = false;
+        while next < batch.len() {
+            let end = if one_at_a_time { next + 1 } else { batch.len() };
+            self.ensure_process()?;
+            let (reported, interrupted) = self.round_trip(batch, next, end, &mut on_result)?;
+            next += reported;
+            match interrupted {
+                None => {}
+                Some(Interrupted::Died { index, crash, retry_alone }) => {
+                    self.drop_process();
+                    if retry_alone {
+                        one_at_a_time = true;
+                        next = index;
+                    } else {
+                        self.stats.executions += 1;
+                        self.emit_crash(index, crash, &mut on_result);
+                        next = index + 1;
+                    }
+                }
+                Some(Interrupted::Unexplained { kind, message }) => {
+                    let stderr = self.process.as_mut().map(|p| p.stderr_tail());
+                    self.drop_process();
+                    if end - next == 1 {
+                        let crash = Crash {
+                            kind,
+                            problem: Problem { class: kind_class(kind).into(), message, ..Problem::default() },
+                            stderr: stderr.filter(|s| !s.trim().is_empty()),
+                            note: None,
+                        };
+                        self.stats.executions += 1;
+                        self.emit_crash(next, crash, &mut on_result);
+                        next += 1;
+                    } else {
+                        one_at_a_time = true;
+                    }
+                }
+            }
+        }
+        if let Some(process) = &self.process {
+            let rss = process.rss_mb();
+            self.note_rss(rss);
+            if rss > self.config.rss_limit_mb / 2 {
+                self.stats.memory_restarts += 1;
+                self.drop_process();
+            }
+        }
+        Ok(())
+    }
+
+    fn note_rss(&mut self, rss: u64) {
+        self.stats.rss_mb = rss;
+        self.stats.peak_rss_mb = self.stats.peak_rss_mb.max(rss);
+    }
+
+    fn drop_process(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            process.kill();
+        }
+    }
+
+    fn emit_crash(&mut self, index: usize, mut crash: Crash, on_result: &mut impl FnMut(RunResult<'_>)) {
+        let chunks = std::mem::take(&mut self.chunks);
+        let coverage = Coverage { style: self.sources.style(), chunks: &chunks, last: &[] };
+        self.locate_if_unknown(&mut crash, coverage);
+        on_result(RunResult { index, crash: Some(crash), coverage });
+        self.chunks = chunks;
+        self.chunks.clear();
+    }
+
+    /// Sends `batch[start..end]` and reports outcomes until all arrived or the
+    /// harness stopped answering. Returns how many inputs were reported.
+    fn round_trip(
+        &mut self,
+        batch: &Batch,
+        start: usize,
+        end: usize,
+        on_result: &mut impl FnMut(RunResult<'_>),
+    ) -> Result<(usize, Option<Interrupted>), HarnessError> {
+        let style = self.sources.style();
+        let limit_mb = self.config.rss_limit_mb;
+        let silence_limit = self.config.timeout + KILL_GRACE + self.config.flush_interval;
+        let mut process = self.process.take().expect("ensured by the caller");
+        let baseline_rss = process.rss_mb();
+        let mut chunk_requested_at = baseline_rss;
+        self.chunks.clear();
+
+        let data = batch.slice(start, end, &mut self.ends);
+        if process.send(&Request::Run { inputs: InputList { data, ends: &self.ends } }).is_err() {
+            let message = format!("the harness died ({})", describe_status(process.wait_exit(Duration::from_secs(1))));
+            self.process = Some(process);
+            return Ok((0, Some(Interrupted::Unexplained { kind: CrashKind::HarnessDied, message })));
+        }
+        let count = end - start;
+        let mut reported = 0;
+        let mut deadline = Instant::now() + silence_limit;
+        let result = loop {
+            if reported == count {
+                break None;
+            }
+            let wait = process.wait_frame(Some(deadline)).map_err(HarnessError::Pipe)?;
+            match wait {
+                Wait::Frame => {}
+                Wait::Eof => {
+                    let status = process.wait_exit(Duration::from_secs(2));
+                    let stderr = process.stderr_tail();
+                    let message = match php_fatal_line(&stderr) {
+                        Some(line) => format!("the harness died ({}): {line}", describe_status(status)),
+                        None => format!("the harness died ({})", describe_status(status)),
+                    };
+                    break Some(Interrupted::Unexplained { kind: CrashKind::HarnessDied, message });
+                }
+                Wait::Idle => {
+                    let rss = process.rss_mb();
+                    self.note_rss(rss);
+                    if rss > limit_mb {
+                        process.kill();
+                        let message = format!("the harness's memory reached {rss} MB, over the limit of {limit_mb} MB");
+                        break Some(Interrupted::Unexplained { kind: CrashKind::OutOfMemory, message });
+                    }
+                    if process.info.signals && rss > chunk_requested_at + CHUNK_GROWTH_MB {
+                        // A long run may be piling up trace: have it sent over.
+                        chunk_requested_at = rss;
+                        process.request_coverage();
+                    }
+                    if Instant::now() >= deadline {
+                        process.kill();
+                        let message = format!(
+                            "no answer within {:.1} s (timeout {:.1} s); the harness was killed",
+                            silence_limit.as_secs_f64(),
+                            self.config.timeout.as_secs_f64()
+                        );
+                        break Some(Interrupted::Unexplained { kind: CrashKind::Timeout, message });
+                    }
+                    continue;
+                }
+            }
+            let event = protocol::decode_event(process.frame_bytes()).map_err(|e| HarnessError::Protocol(e.to_string()))?;
+            match event {
+                Event::Outcomes { first, outcomes } => {
+                    if first as usize != reported {
+                        return Err(HarnessError::Protocol(format!(
+                            "outcomes start at {first}, expected {reported}"
+                        )));
+                    }
+                    for outcome in &outcomes {
+                        let index = start + reported;
+                        let crash = crash_from_status(outcome.status, outcome.problem.as_ref());
+                        let coverage = Coverage { style, chunks: &self.chunks, last: outcome.coverage };
+                        self.stats.executions += 1;
+                        match crash {
+                            None => on_result(RunResult { index, crash: None, coverage }),
+                            Some(mut crash) => {
+                                locate(&self.sources, &mut crash, coverage);
+                                on_result(RunResult { index, crash: Some(crash), coverage });
+                            }
+                        }
+                        self.chunks.clear();
+                        reported += 1;
+                    }
+                    process.consume_frame();
+                    deadline = Instant::now() + silence_limit;
+                }
+                Event::CoverageChunk { index, coverage } => {
+                    if index as usize == reported {
+                        self.chunks.push(coverage.to_vec());
+                    }
+                    process.consume_frame();
+                }
+                Event::SourceRequest { path } => {
+                    let path = Path::new(OsStr::from_bytes(path)).to_path_buf();
+                    process.consume_frame();
+                    let code = self.sources.serve(&path)?;
+                    process.send(&Request::Source { code: code.as_deref() }).map_err(HarnessError::Pipe)?;
+                    deadline = Instant::now() + silence_limit;
+                }
+                Event::Died { index, status: died_status, problem, coverage } => {
+                    let index = index as usize;
+                    if index != reported {
+                        return Err(HarnessError::Protocol(format!("died on input {index}, expected {reported}")));
+                    }
+                    let problem = Problem::from_wire(&problem);
+                    if style == StubStyle::Trace {
+                        self.chunks.push(coverage.to_vec());
+                    }
+                    process.consume_frame();
+                    process.wait_exit(Duration::from_secs(2));
+                    let stderr = process.stderr_tail();
+                    let kind = kind_of(died_status);
+                    // A run that started on a bloated harness may not be to blame.
+                    let retry_alone = kind == CrashKind::OutOfMemory && count > 1 && baseline_rss > limit_mb / 4;
+                    let mut crash = Crash {
+                        kind,
+                        problem,
+                        stderr: (matches!(kind, CrashKind::Fatal | CrashKind::OutOfMemory) && !stderr.trim().is_empty())
+                            .then_some(stderr),
+                        note: None,
+                    };
+                    let full = Coverage { style, chunks: &self.chunks, last: &[] };
+                    if kind == CrashKind::OutOfMemory && looks_like_recursion(&self.sources, full) {
+                        crash.kind = CrashKind::StackOverflow;
+                        crash.note = Some("memory ran out deep inside repeated calls: unbounded recursion".into());
+                    }
+                    break Some(Interrupted::Died { index: start + index, crash, retry_alone });
+                }
+                other => {
+                    return Err(HarnessError::Protocol(format!("unexpected event during a batch: {other:?}")));
+                }
+            }
+        };
+        self.process = Some(process);
+        Ok((reported, result))
+    }
+
+    fn locate_if_unknown(&self, crash: &mut Crash, coverage: Coverage<'_>) {
+        locate(&self.sources, crash, coverage);
+    }
+
+    /// The target's configuration, once a harness has loaded it.
+    pub fn target_info(&self) -> Option<&TargetInfo> {
+        self.info.as_ref()
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn crash_from_status(code: u8, problem: Option<&protocol::Problem<'_>>) -> Option<Crash> {
+    if code == status::OK {
+        return None;
+    }
+    Some(Crash {
+        kind: kind_of(code),
+        problem: problem.map(Problem::from_wire).unwrap_or_default(),
+        stderr: None,
+        note: None,
+    })
+}
+
+fn kind_of(code: u8) -> CrashKind {
+    match code {
+        status::EXCEPTION => CrashKind::Exception,
+        status::WARNING => CrashKind::Warning,
+        status::TIMEOUT => CrashKind::Timeout,
+        status::EXIT => CrashKind::Exit,
+        status::OUT_OF_MEMORY => CrashKind::OutOfMemory,
+        _ => CrashKind::Fatal,
+    }
+}
+
+fn kind_class(kind: CrashKind) -> &'static str {
+    match kind {
+        CrashKind::Timeout => "Timeout",
+        CrashKind::OutOfMemory => "OutOfMemory",
+        _ => "HarnessDied",
+    }
+}
+
+/// Fills in a location from the last block that ran, for crashes PHP gave none.
+fn locate(sources: &SourceServer, crash: &mut Crash, coverage: Coverage<'_>) {
+    if !crash.problem.file.is_empty() {
+        return;
+    }
+    let Some(location) = coverage.last_block().and_then(|id| sources.locate(id)) else {
+        return;
+    };
+    crash.problem.file = location.path.display().to_string();
+    crash.problem.line = location.block.line;
+    let function = location.block.function.clone().unwrap_or_else(|| "{main}".into());
+    if crash.problem.trace.is_empty() {
+        crash.problem.trace = format!("#0 {function} at {}:{} (last block that ran)\n", crash.problem.file, crash.problem.line);
+    }
+    if crash.problem.frames.is_empty() {
+        crash.problem.frames.push(crate::Frame {
+            file: crash.problem.file.clone(),
+            line: crash.problem.line,
+            function,
+        });
+    }
+}
+
+/// Memory ran out while the same function kept being entered: recursion.
+fn looks_like_recursion(sources: &SourceServer, coverage: Coverage<'_>) -> bool {
+    if coverage.style != StubStyle::Trace {
+        return false;
+    }
+    let mut entries: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut total = 0u32;
+    let mut kinds: FxHashMap<u32, bool> = FxHashMap::default();
+    for piece in coverage.pieces() {
+        for id in piece.chunks_exact(4) {
+            let id = u32::from_le_bytes(id.try_into().expect("4 bytes"));
+            total += 1;
+            let is_entry = *kinds.entry(id).or_insert_with(|| {
+                sources.locate(BlockId(id)).is_some_and(|l| {
+                    matches!(l.block.kind, BlockKind::FunctionEntry | BlockKind::MethodEntry | BlockKind::ClosureEntry)
+                })
+            });
+            if is_entry {
+                *entries.entry(id).or_default() += 1;
+            }
+        }
+    }
+    let most = entries.values().copied().max().unwrap_or(0);
+    let all_entries: u32 = entries.values().sum();
+    most >= 64 && all_entries * 4 >= total
+}
+
+/// The `PHP Fatal error: …` line a dying PHP printed, if any.
+fn php_fatal_line(stderr: &str) -> Option<String> {
+    stderr
+        .lines()
+        .rev()
+        .find(|l| l.contains("Fatal error") || l.contains("Segmentation fault"))
+        .map(|l| l.trim().to_string())
+}

@@ -1,0 +1,426 @@
+//! One `php` harness process and the two pipes to it.
+
+use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use command_fds::{CommandFdExt, FdMapping};
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::process::{Pid, Signal, kill_process};
+
+use crate::protocol::{self, Event, Request};
+use crate::sources::SourceServer;
+use crate::{HarnessConfig, HarnessError, LoadFailure, Problem};
+
+/// How much of the harness's stderr is kept for crash reports.
+const STDERR_TAIL_BYTES: usize = 64 * 1024;
+/// How often a wait for the harness wakes up to check its memory.
+pub(crate) const POLL_SLICE: Duration = Duration::from_millis(50);
+
+/// What the harness said when it finished loading the target.
+#[derive(Debug, Clone)]
+pub struct TargetInfo {
+    pub php_version: String,
+    /// The harness handles SIGALRM/SIGUSR1: in-harness timeouts with a stack trace.
+    pub signals: bool,
+    /// From `$config->setMaxLen()`.
+    pub max_len: Option<usize>,
+    /// From `$config->addDictionary()`, absolute paths.
+    pub dictionaries: Vec<std::path::PathBuf>,
+    pub allowed_exceptions: Vec<String>,
+    /// Warnings, notices and deprecations raised while the target file loaded.
+    pub load_warnings: Vec<Problem>,
+}
+
+/// The result of waiting for the next frame.
+pub(crate) enum Wait {
+    Frame,
+    /// The poll slice passed without a frame; the caller may check limits.
+    Idle,
+    Eof,
+}
+
+pub(crate) struct HarnessProcess {
+    child: Child,
+    pid: Pid,
+    requests: File,
+    events: File,
+    request_buf: Vec<u8>,
+    /// Bytes read from the events pipe; `frame` is the current frame's payload range.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    pub(crate) frame: (usize, usize),
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    stderr_thread: Option<JoinHandle<()>>,
+    pub(crate) info: TargetInfo,
+    status: Option<ExitStatus>,
+}
+
+impl HarnessProcess {
+    /// Starts `php`, loads the target and waits until it is ready to run inputs.
+    pub(crate) fn spawn(config: &HarnessConfig, sources: &SourceServer) -> Result<HarnessProcess, HarnessError> {
+        let (requests_read, requests_write) = io::pipe().map_err(HarnessError::Spawn)?;
+        let (events_read, events_write) = io::pipe().map_err(HarnessError::Spawn)?;
+        let mut command = Command::new(&config.php.path);
+        command
+            .arg("-d")
+            .arg(format!("memory_limit={}M", config.rss_limit_mb))
+            .args(["-d", "display_errors=stderr", "-d", "log_errors=0", "-d", "html_errors=0"])
+            .args(["-d", "error_reporting=-1", "-d", "max_execution_time=0"]);
+        for (key, value) in &config.ini {
+            command.arg("-d").arg(format!("{key}={value}"));
+        }
+        command
+            .arg(config.runtime.entry_script())
+            .stdin(Stdio::null())
+            .stdout(if config.forward_output { Stdio::inherit() } else { Stdio::null() })
+            .stderr(Stdio::piped())
+            // Ctrl-C reaches the engine only; the engine stops the harness itself.
+            .process_group(0);
+        if let Some(dir) = config.target.parent().filter(|d| !d.as_os_str().is_empty()) {
+            command.current_dir(dir);
+        }
+        command
+            .fd_mappings(vec![
+                FdMapping { parent_fd: OwnedFd::from(requests_read), child_fd: 3 },
+                FdMapping { parent_fd: OwnedFd::from(events_write), child_fd: 4 },
+            ])
+            .map_err(|err| HarnessError::Spawn(io::Error::other(err)))?;
+        let mut child = command.spawn().map_err(HarnessError::Spawn)?;
+        // The child holds its own copies; drop ours so EOF is seen when it dies.
+        drop(command);
+
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr_thread = child.stderr.take().map(|pipe| {
+            let tail = Arc::clone(&stderr);
+            std::thread::Builder::new()
+                .name("php-fuzz-harness-stderr".into())
+                .spawn(move || drain_stderr(pipe, &tail))
+                .expect("spawning a thread")
+        });
+        let pid = Pid::from_child(&child);
+        let mut process = HarnessProcess {
+            child,
+            pid,
+            requests: File::from(OwnedFd::from(requests_write)),
+            events: File::from(OwnedFd::from(events_read)),
+            request_buf: Vec::new(),
+            buf: vec![0; 64 * 1024],
+            start: 0,
+            end: 0,
+            frame: (0, 0),
+            stderr,
+            stderr_thread,
+            info: TargetInfo {
+                php_version: String::new(),
+                signals: false,
+                max_len: None,
+                dictionaries: Vec::new(),
+                allowed_exceptions: Vec::new(),
+                load_warnings: Vec::new(),
+            },
+            status: None,
+        };
+        let target = config.target.as_os_str().as_bytes();
+        let init = Request::Init {
+            target,
+            style: style_code(sources.style()),
+            timeout_ms: config.timeout.as_millis().max(1) as u64,
+            flush_interval_ms: config.flush_interval.as_millis() as u64,
+        };
+        if process.send(&init).is_err() {
+            return Err(process.load_failure_from_death(config));
+        }
+        process.wait_ready(config, sources)?;
+        Ok(process)
+    }
+
+    fn wait_ready(&mut self, config: &HarnessConfig, sources: &SourceServer) -> Result<(), HarnessError> {
+        let mut deadline = Instant::now() + config.load_timeout;
+        loop {
+            match self.wait_frame(Some(deadline)).map_err(HarnessError::Pipe)? {
+                Wait::Idle => {
+                    if Instant::now() >= deadline {
+                        self.kill();
+                        return Err(HarnessError::Load(Box::new(LoadFailure {
+                            target: config.target.clone(),
+                            problem: None,
+                            summary: format!(
+                                "loading the target did not finish within {} s",
+                                config.load_timeout.as_secs()
+                            ),
+                            stderr: self.stderr_tail(),
+                        })));
+                    }
+                    continue;
+                }
+                Wait::Eof => return Err(self.load_failure_from_death(config)),
+                Wait::Frame => {}
+            }
+            let (start, end) = self.frame;
+            let event = protocol::decode_event(&self.buf[start..end]).map_err(|e| HarnessError::Protocol(e.to_string()))?;
+            match event {
+                Event::SourceRequest { path } => {
+                    let path = Path::new(OsStr::from_bytes(path)).to_path_buf();
+                    self.consume_frame();
+                    let code = sources.serve(&path)?;
+                    self.send(&Request::Source { code: code.as_deref() }).map_err(HarnessError::Pipe)?;
+                    deadline = Instant::now() + config.load_timeout;
+                }
+                Event::Ready { php_version, signals, max_len, dictionaries, allowed_exceptions, load_warnings } => {
+                    self.info = TargetInfo {
+                        php_version: String::from_utf8_lossy(php_version).into_owned(),
+                        signals,
+                        max_len: (max_len > 0).then_some(max_len as usize),
+                        dictionaries: dictionaries
+                            .iter()
+                            .map(|d| Path::new(OsStr::from_bytes(d)).to_path_buf())
+                            .collect(),
+                        allowed_exceptions: allowed_exceptions
+                            .iter()
+                            .map(|c| String::from_utf8_lossy(c).into_owned())
+                            .collect(),
+                        load_warnings: load_warnings.iter().map(Problem::from_wire).collect(),
+                    };
+                    self.consume_frame();
+                    return Ok(());
+                }
+                Event::LoadFailed { problem } => {
+                    let problem = Problem::from_wire(&problem);
+                    self.consume_frame();
+                    let _ = self.child.wait();
+                    return Err(HarnessError::Load(Box::new(LoadFailure {
+                        target: config.target.clone(),
+                        summary: problem.headline(),
+                        problem: Some(problem),
+                        stderr: self.stderr_tail(),
+                    })));
+                }
+                other => {
+                    return Err(HarnessError::Protocol(format!("unexpected event while loading: {other:?}")));
+                }
+            }
+        }
+    }
+
+    fn load_failure_from_death(&mut self, config: &HarnessConfig) -> HarnessError {
+        let status = self.wait_exit(Duration::from_secs(5));
+        let stderr = self.stderr_tail();
+        let summary = match stderr.lines().rev().find(|l| l.contains("error:") || l.contains("Error")) {
+            Some(line) => line.trim().to_string(),
+            None => format!("the harness exited while loading the target ({})", describe_status(status)),
+        };
+        HarnessError::Load(Box::new(LoadFailure { target: config.target.clone(), problem: None, summary, stderr }))
+    }
+
+    pub(crate) fn send(&mut self, request: &Request<'_>) -> io::Result<()> {
+        protocol::write_request(&mut self.requests, &mut self.request_buf, request)
+    }
+
+    /// Waits for the next frame, at most one poll slice or until `deadline`.
+    /// On `Wait::Frame`, `self.frame` is the payload; call `consume_frame()` after use.
+    pub(crate) fn wait_frame(&mut self, deadline: Option<Instant>) -> io::Result<Wait> {
+        loop {
+            let available = self.end - self.start;
+            if available >= 4 {
+                let len = u32::from_le_bytes(self.buf[self.start..self.start + 4].try_into().expect("4 bytes")) as usize;
+                if available >= 4 + len {
+                    self.frame = (self.start + 4, self.start + 4 + len);
+                    return Ok(Wait::Frame);
+                }
+                if self.buf.len() - self.start < 4 + len {
+                    self.buf.copy_within(self.start..self.end, 0);
+                    self.end -= self.start;
+                    self.start = 0;
+                    if self.buf.len() < 4 + len {
+                        self.buf.resize((4 + len).next_power_of_two(), 0);
+                    }
+                }
+            }
+            if self.end == self.buf.len() {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+                if self.end == self.buf.len() {
+                    self.buf.resize(self.buf.len() * 2, 0);
+                }
+            }
+            let slice = match deadline {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()).min(POLL_SLICE),
+                None => POLL_SLICE,
+            };
+            let timeout = rustix::event::Timespec::try_from(slice).unwrap_or_default();
+            let mut fds = [PollFd::new(&self.events, PollFlags::IN)];
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(0) => return Ok(Wait::Idle),
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(err) => return Err(err.into()),
+            }
+            match self.events.read(&mut self.buf[self.end..]) {
+                Ok(0) => return Ok(Wait::Eof),
+                Ok(n) => self.end += n,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    pub(crate) fn frame_bytes(&self) -> &[u8] {
+        &self.buf[self.frame.0..self.frame.1]
+    }
+
+    pub(crate) fn consume_frame(&mut self) {
+        self.start = self.frame.1;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    /// Resident memory of the harness, in MiB.
+    pub(crate) fn rss_mb(&self) -> u64 {
+        rss_mb(self.pid).unwrap_or(0)
+    }
+
+    pub(crate) fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    pub(crate) fn request_coverage(&self) {
+        let _ = kill_process(self.pid, Signal::USR1);
+    }
+
+    pub(crate) fn kill(&mut self) {
+        let _ = kill_process(self.pid, Signal::KILL);
+        self.status = self.child.wait().ok();
+    }
+
+    /// Waits for the process to exit on its own, then kills it.
+    pub(crate) fn wait_exit(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if self.status.is_some() {
+            return self.status;
+        }
+        let until = Instant::now() + grace;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    self.status = Some(status);
+                    return self.status;
+                }
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+                _ => {
+                    self.kill();
+                    return self.status;
+                }
+            }
+        }
+    }
+
+    /// The last lines the harness wrote to stderr. Waits briefly for the
+    /// drain thread so that a dying process's last words are included.
+    pub(crate) fn stderr_tail(&mut self) -> String {
+        if self.status.is_some()
+            && let Some(thread) = self.stderr_thread.take()
+        {
+            let until = Instant::now() + Duration::from_millis(500);
+            while !thread.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if thread.is_finished() {
+                let _ = thread.join();
+            }
+        }
+        let tail = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        let (a, b) = tail.as_slices();
+        let mut bytes = Vec::with_capacity(a.len() + b.len());
+        bytes.extend_from_slice(a);
+        bytes.extend_from_slice(b);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Asks the harness to exit and reaps it.
+    pub(crate) fn shutdown(mut self) {
+        if self.status.is_none() {
+            let _ = self.send(&Request::Shutdown);
+            self.wait_exit(Duration::from_millis(500));
+        }
+    }
+}
+
+impl Drop for HarnessProcess {
+    fn drop(&mut self) {
+        if self.status.is_none() {
+            self.kill();
+        }
+    }
+}
+
+impl AsFd for HarnessProcess {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.events.as_fd()
+    }
+}
+
+fn style_code(style: php_fuzz_instrument::StubStyle) -> u8 {
+    match style {
+        php_fuzz_instrument::StubStyle::Trace => 0,
+        php_fuzz_instrument::StubStyle::EdgeMap => 1,
+    }
+}
+
+fn drain_stderr(mut pipe: impl Read, tail: &Mutex<VecDeque<u8>>) {
+    let mut chunk = [0u8; 8192];
+    loop {
+        match pipe.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+                tail.extend(&chunk[..n]);
+                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                tail.drain(..excess);
+            }
+        }
+    }
+}
+
+pub(crate) fn rss_mb(pid: Pid) -> Option<u64> {
+    let statm = std::fs::read_to_string(format!("/proc/{}/statm", pid.as_raw_nonzero())).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * rustix::param::page_size() as u64 / (1024 * 1024))
+}
+
+pub(crate) fn describe_status(status: Option<ExitStatus>) -> String {
+    match status {
+        None => "exit status unknown".to_string(),
+        Some(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal} ({})", signal_name(signal)),
+            _ => status.to_string(),
+        },
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => "signal",
+    }
+}

@@ -1,0 +1,176 @@
+//! The pipe protocol between the engine and the PHP harness (docs/protocol.md).
+//!
+//! Each frame is a `u32` little-endian payload length followed by the payload,
+//! a bincode 2 encoding (fixed-width integers, little-endian) of a [`Request`]
+//! or an [`Event`]. The PHP side speaks the same layout with pack()/unpack().
+//! Strings from PHP are byte strings: messages often quote the input.
+
+use std::io::{self, Write};
+
+use bincode::{BorrowDecode, Encode};
+
+pub fn config() -> impl bincode::config::Config {
+    bincode::config::standard().with_fixed_int_encoding().with_little_endian()
+}
+
+/// Bumped whenever the layout changes; both sides come from one binary.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Engine → harness.
+#[derive(Debug, Encode)]
+pub enum Request<'a> {
+    Init { target: &'a [u8], style: u8, timeout_ms: u64, flush_interval_ms: u64 },
+    Run { inputs: InputList<'a> },
+    Source { code: Option<&'a [u8]> },
+    Shutdown,
+}
+
+/// A batch's inputs, encoded as bincode's `Vec<Vec<u8>>` straight from the
+/// flat arena they live in.
+#[derive(Debug, Clone, Copy)]
+pub struct InputList<'a> {
+    pub data: &'a [u8],
+    pub ends: &'a [usize],
+}
+
+impl Encode for InputList<'_> {
+    fn encode<E: bincode::enc::Encoder>(&self, encoder: &mut E) -> Result<(), bincode::error::EncodeError> {
+        (self.ends.len() as u64).encode(encoder)?;
+        let mut start = 0;
+        for &end in self.ends {
+            self.data[start..end].encode(encoder)?;
+            start = end;
+        }
+        Ok(())
+    }
+}
+
+/// Harness → engine.
+#[derive(Debug, BorrowDecode)]
+pub enum Event<'a> {
+    Ready {
+        php_version: &'a [u8],
+        signals: bool,
+        max_len: u64,
+        dictionaries: Vec<&'a [u8]>,
+        allowed_exceptions: Vec<&'a [u8]>,
+        load_warnings: Vec<Problem<'a>>,
+    },
+    LoadFailed { problem: Problem<'a> },
+    SourceRequest { path: &'a [u8] },
+    Outcomes { first: u32, outcomes: Vec<Outcome<'a>> },
+    CoverageChunk { index: u32, coverage: &'a [u8] },
+    Died { index: u32, status: u8, problem: Problem<'a>, coverage: &'a [u8] },
+}
+
+#[derive(Debug, BorrowDecode)]
+pub struct Outcome<'a> {
+    pub status: u8,
+    pub coverage: &'a [u8],
+    pub problem: Option<Problem<'a>>,
+}
+
+#[derive(Debug, Clone, BorrowDecode)]
+pub struct Problem<'a> {
+    pub class: &'a [u8],
+    pub message: &'a [u8],
+    pub file: &'a [u8],
+    pub line: u32,
+    pub trace: &'a [u8],
+    pub frames: Vec<Frame<'a>>,
+}
+
+#[derive(Debug, Clone, BorrowDecode)]
+pub struct Frame<'a> {
+    pub file: &'a [u8],
+    pub line: u32,
+    pub function: &'a [u8],
+}
+
+/// Run statuses as the harness encodes them.
+pub mod status {
+    pub const OK: u8 = 0;
+    pub const EXCEPTION: u8 = 1;
+    pub const WARNING: u8 = 2;
+    pub const TIMEOUT: u8 = 3;
+    pub const FATAL: u8 = 4;
+    pub const EXIT: u8 = 5;
+    pub const OUT_OF_MEMORY: u8 = 6;
+}
+
+/// Encodes `request` as one frame into `buf` (cleared first) and writes it.
+pub fn write_request(out: &mut impl Write, buf: &mut Vec<u8>, request: &Request<'_>) -> io::Result<()> {
+    buf.clear();
+    buf.extend_from_slice(&[0; 4]);
+    bincode::encode_into_std_write(request, buf, config()).map_err(io::Error::other)?;
+    let len = u32::try_from(buf.len() - 4)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "request larger than 4 GiB"))?;
+    buf[..4].copy_from_slice(&len.to_le_bytes());
+    out.write_all(buf)?;
+    out.flush()
+}
+
+pub fn decode_event(payload: &[u8]) -> Result<Event<'_>, bincode::error::DecodeError> {
+    let (event, used) = bincode::borrow_decode_from_slice(payload, config())?;
+    if used != payload.len() {
+        return Err(bincode::error::DecodeError::OtherString(format!(
+            "{} trailing bytes after the event",
+            payload.len() - used
+        )));
+    }
+    Ok(event)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_request_layout_matches_the_php_reader() {
+        let data = b"abXYZ";
+        let ends = [2, 5];
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        write_request(&mut out, &mut buf, &Request::Run { inputs: InputList { data, ends: &ends } }).unwrap();
+        let mut expected = Vec::new();
+        expected.extend_from_slice(&(4u32 + 8 + 8 + 2 + 8 + 3).to_le_bytes());
+        expected.extend_from_slice(&1u32.to_le_bytes());
+        expected.extend_from_slice(&2u64.to_le_bytes());
+        expected.extend_from_slice(&2u64.to_le_bytes());
+        expected.extend_from_slice(b"ab");
+        expected.extend_from_slice(&3u64.to_le_bytes());
+        expected.extend_from_slice(b"XYZ");
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn outcomes_event_decodes_from_the_php_layout() {
+        let mut p = Vec::new();
+        p.extend_from_slice(&3u32.to_le_bytes());
+        p.extend_from_slice(&7u32.to_le_bytes());
+        p.extend_from_slice(&1u64.to_le_bytes());
+        p.push(status::OK);
+        p.extend_from_slice(&4u64.to_le_bytes());
+        p.extend_from_slice(&[5, 0, 0, 0]);
+        p.push(0);
+        match decode_event(&p).unwrap() {
+            Event::Outcomes { first, outcomes } => {
+                assert_eq!(first, 7);
+                assert_eq!(outcomes.len(), 1);
+                assert_eq!(outcomes[0].coverage, &[5, 0, 0, 0]);
+                assert!(outcomes[0].problem.is_none());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn trailing_bytes_are_an_error() {
+        let mut p = Vec::new();
+        p.extend_from_slice(&2u32.to_le_bytes());
+        p.extend_from_slice(&1u64.to_le_bytes());
+        p.push(b'x');
+        p.push(0xff);
+        assert!(decode_event(&p).is_err());
+    }
+}

@@ -1,0 +1,48 @@
+//! The PHP side of the harness, embedded in the binary and unpacked into a
+//! temporary directory, so `php-fuzz` works from anywhere after `cargo install`.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+const FILES: &[(&str, &str)] = &[
+    ("harness.php", include_str!("../../../php-runtime/harness.php")),
+    ("Harness.php", include_str!("../../../php-runtime/Harness.php")),
+    ("Config.php", include_str!("../../../php-runtime/Config.php")),
+    ("Wire.php", include_str!("../../../php-runtime/Wire.php")),
+    ("IncludeInterceptor.php", include_str!("../../../php-runtime/IncludeInterceptor.php")),
+    ("FuzzingContext.php", include_str!("../../../php-runtime/FuzzingContext.php")),
+];
+
+/// The unpacked runtime; removed when dropped.
+#[derive(Debug)]
+pub struct Runtime {
+    dir: tempfile::TempDir,
+    /// Canonical path, as PHP reports it in stack traces.
+    root: PathBuf,
+}
+
+impl Runtime {
+    pub fn unpack() -> io::Result<Runtime> {
+        let dir = tempfile::Builder::new().prefix("php-fuzz-runtime-").tempdir()?;
+        for (name, contents) in FILES {
+            fs::write(dir.path().join(name), contents)?;
+        }
+        let root = fs::canonicalize(dir.path())?;
+        Ok(Runtime { dir, root })
+    }
+
+    pub fn entry_script(&self) -> PathBuf {
+        self.root.join("harness.php")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Path of the file that defines `PhpFuzz\FuzzingContext` and `traceBlock()`,
+    /// for running instrumented code outside the harness.
+    pub fn fuzzing_context(&self) -> PathBuf {
+        self.dir.path().join("FuzzingContext.php")
+    }
+}

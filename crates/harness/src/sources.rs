@@ -1,0 +1,138 @@
+//! Serves instrumented source to harness processes, and keeps the session's
+//! block map. One per fuzzing session, shared by every harness process, so a
+//! file gets the same block ids in all of them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use php_fuzz_instrument::{Block, BlockId, BlockIdAllocator, Outcome, SkipReason, StubStyle};
+use rustc_hash::FxHashMap;
+
+use crate::HarnessError;
+
+/// A file some harness included, as it was when first included.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub original: Arc<[u8]>,
+    /// `None` when the file is included as is (skipped, or nothing to instrument).
+    pub instrumented: Option<Arc<[u8]>>,
+    pub blocks: Vec<Block>,
+    pub skipped: Option<SkipReason>,
+}
+
+/// Where a block is, for messages and reports.
+#[derive(Debug, Clone)]
+pub struct BlockLocation {
+    pub path: PathBuf,
+    pub block: Block,
+}
+
+#[derive(Debug)]
+pub struct SourceServer {
+    style: StubStyle,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    ids: BlockIdAllocator,
+    files: Vec<SourceFile>,
+    by_path: FxHashMap<PathBuf, usize>,
+    /// (first id, one past the last id, index into `files`), sorted by first id.
+    ranges: Vec<(u32, u32, usize)>,
+    warnings: Vec<String>,
+}
+
+impl SourceServer {
+    pub fn new(style: StubStyle) -> SourceServer {
+        SourceServer { style, state: Mutex::new(State::default()) }
+    }
+
+    pub fn style(&self) -> StubStyle {
+        self.style
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The instrumented source for an include of `path`, or `None` to let
+    /// PHP include the file as it is on disk.
+    pub fn serve(&self, path: &Path) -> Result<Option<Arc<[u8]>>, HarnessError> {
+        let current = match fs::read(path) {
+            Ok(bytes) => bytes,
+            // PHP reports the failed include itself, with the include's location.
+            Err(_) => return Ok(None),
+        };
+        let mut state = self.lock();
+        if let Some(&index) = state.by_path.get(path) {
+            let file = &state.files[index];
+            if *file.original == current[..] {
+                return Ok(file.instrumented.clone());
+            }
+        }
+        let outcome = php_fuzz_instrument::instrument(&current, &mut state.ids, self.style)
+            .map_err(|source| HarnessError::Instrument { path: path.to_path_buf(), source })?;
+        let file = match outcome {
+            Outcome::Instrumented(result) => SourceFile {
+                path: path.to_path_buf(),
+                original: current.into(),
+                instrumented: (!result.blocks.is_empty()).then(|| result.source.into()),
+                blocks: result.blocks,
+                skipped: None,
+            },
+            Outcome::Skipped(reason) => {
+                let SkipReason::ParseError { line } = &reason;
+                state.warnings.push(format!(
+                    "{}:{line}: not instrumented: tree-sitter-php cannot parse this file (first error on line {line}); it runs without coverage",
+                    path.display()
+                ));
+                SourceFile {
+                    path: path.to_path_buf(),
+                    original: current.into(),
+                    instrumented: None,
+                    blocks: Vec::new(),
+                    skipped: Some(reason),
+                }
+            }
+        };
+        let served = file.instrumented.clone();
+        let index = state.files.len();
+        if let (Some(first), Some(last)) = (file.blocks.first(), file.blocks.last()) {
+            let (first, end) = (first.id.0.min(last.id.0), first.id.0.max(last.id.0) + 1);
+            let at = state.ranges.partition_point(|r| r.0 < first);
+            state.ranges.insert(at, (first, end, index));
+        }
+        state.by_path.insert(path.to_path_buf(), index);
+        state.files.push(file);
+        Ok(served)
+    }
+
+    pub fn locate(&self, id: BlockId) -> Option<BlockLocation> {
+        let state = self.lock();
+        let at = state.ranges.partition_point(|r| r.0 <= id.0);
+        let &(first, end, index) = state.ranges.get(at.checked_sub(1)?)?;
+        if id.0 < first || id.0 >= end {
+            return None;
+        }
+        let file = &state.files[index];
+        let block = file.blocks.iter().find(|b| b.id == id)?.clone();
+        Some(BlockLocation { path: file.path.clone(), block })
+    }
+
+    /// Every file served so far; a file that changed on disk appears once per version.
+    pub fn files(&self) -> Vec<SourceFile> {
+        self.lock().files.clone()
+    }
+
+    pub fn blocks_allocated(&self) -> u32 {
+        self.lock().ids.allocated()
+    }
+
+    /// Warnings not yet shown to the user.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.lock().warnings)
+    }
+}

@@ -1,0 +1,51 @@
+<?php declare(strict_types=1);
+
+namespace PhpFuzzer;
+
+/**
+ * The object a target file configures, as `$config` (or `$fuzzer`).
+ * Same API as nikic/php-fuzzer's Config, so existing targets run unchanged.
+ */
+final class Config
+{
+    /** @var \Closure|null */
+    public $target = null;
+    /** @var int|null */
+    public $maxLen = null;
+    /** @var list<string> */
+    public $dictionaries = [];
+    /** @var list<class-string<\Throwable>> */
+    public $allowedExceptions = [\Exception::class];
+
+    public function setTarget(\Closure $target): void
+    {
+        $this->target = $target;
+    }
+
+    public function setMaxLen(int $maxLen): void
+    {
+        if ($maxLen < 1) {
+            throw new \InvalidArgumentException("setMaxLen() expects a positive length, got $maxLen");
+        }
+        $this->maxLen = $maxLen;
+    }
+
+    public function addDictionary(string $path): void
+    {
+        if (!is_file($path) || !is_readable($path)) {
+            throw new \InvalidArgumentException("addDictionary(): cannot read dictionary file '$path'");
+        }
+        $this->dictionaries[] = realpath($path) ?: $path;
+    }
+
+    /** @param list<class-string<\Throwable>> $allowedExceptions */
+    public function setAllowedExceptions(array $allowedExceptions): void
+    {
+        foreach ($allowedExceptions as $class) {
+            if (!\is_string($class)) {
+                throw new \InvalidArgumentException('setAllowedExceptions() expects a list of class names');
+            }
+        }
+        $this->allowedExceptions = array_values($allowedExceptions);
+    }
+}
