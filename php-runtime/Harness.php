@@ -2,6 +2,16 @@
 
 namespace PhpFuzz;
 
+/**
+ * Includes the target file with `$config` and `$fuzzer` in scope. A plain
+ * function, so closures the target defines are bound to no class.
+ */
+function loadTarget(string $__phpFuzzTarget, \PhpFuzzer\Config $config): void
+{
+    $fuzzer = $config;
+    require $__phpFuzzTarget;
+}
+
 /** Thrown into the target when it raises a warning, notice or deprecation. */
 final class WarningRaised extends \Error
 {
@@ -152,10 +162,7 @@ final class Harness
             return false;
         });
         try {
-            (static function (string $__phpFuzzTarget, \PhpFuzzer\Config $config): void {
-                $fuzzer = $config;
-                require $__phpFuzzTarget;
-            })($targetPath, $config);
+            loadTarget($targetPath, $config);
         } catch (\Throwable $e) {
             $this->phase = 'init';
             $this->wire->send(\pack('V', Wire::EV_LOAD_FAILED) . $this->throwableProblem($e));
@@ -419,7 +426,7 @@ final class Harness
             }
             $where = [$callFile, $call['line'] ?? 0];
         }
-        if ($where !== null && $where[0] !== '') {
+        if ($calls !== [] && $where !== null && $where[0] !== '') {
             $frames[] = [$where[0], $where[1], '{main}'];
         }
         $trace = '';

@@ -9,6 +9,9 @@ namespace PhpFuzz;
  */
 final class IncludeInterceptor
 {
+    /** PHP passes this option to stream_open() for include/require; it has no PHP constant. */
+    const OPEN_FOR_INCLUDE = 0x80;
+
     /** @var (\Closure(string): ?string)|null returns instrumented source, or null to include the file as is */
     private static $provider = null;
 
@@ -63,7 +66,7 @@ final class IncludeInterceptor
     public function stream_open(string $path, string $mode, int $options, ?string &$openedPath): bool
     {
         $this->path = $path;
-        if ($options & \STREAM_OPEN_FOR_INCLUDE && self::$provider !== null) {
+        if ($options & self::OPEN_FOR_INCLUDE && self::$provider !== null) {
             $real = self::native(static function () use ($path) {
                 return \realpath($path);
             });

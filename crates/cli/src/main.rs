@@ -1,6 +1,12 @@
 //! The `php-fuzz` binary: parses the command line and wires the libraries together.
 
+mod exit_codes;
+mod fuzz_command;
+mod harness_args;
 mod instrument_command;
+mod minimize_command;
+mod report_command;
+mod run_single_command;
 
 use std::process::ExitCode;
 
@@ -15,6 +21,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Fuzz a target: mutate inputs, keep those reaching new coverage, save every distinct crash.
+    Fuzz(fuzz_command::FuzzArgs),
+    /// Run inputs (files or directories) once each and report how each ends.
+    RunSingle(run_single_command::RunSingleArgs),
+    /// Shrink a crashing input while it keeps crashing the same way.
+    MinimizeCrash(minimize_command::MinimizeArgs),
+    /// Replay a corpus and write an HTML coverage report, coverage.json and lcov.info.
+    ReportCoverage(report_command::ReportArgs),
     /// Print a PHP file instrumented, or mirror whole trees instrumented into --out.
     Instrument(instrument_command::InstrumentArgs),
 }
@@ -22,13 +36,17 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
+        Command::Fuzz(args) => fuzz_command::run(args),
+        Command::RunSingle(args) => run_single_command::run(args),
+        Command::MinimizeCrash(args) => minimize_command::run(args),
+        Command::ReportCoverage(args) => report_command::run(args),
         Command::Instrument(args) => instrument_command::run(args),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("php-fuzz: error: {err:#}");
-            ExitCode::from(1)
+            ExitCode::from(exit_codes::ERROR)
         }
     }
 }

@@ -414,26 +414,31 @@ fn kind_class(kind: CrashKind) -> &'static str {
     }
 }
 
-/// Fills in a location from the last block that ran, for crashes PHP gave none.
+/// Fills in what PHP could not tell from the last block that ran: the
+/// location of a crash without one, and the function for a crash without frames.
 fn locate(sources: &SourceServer, crash: &mut Crash, coverage: Coverage<'_>) {
-    if !crash.problem.file.is_empty() {
+    if !crash.problem.file.is_empty() && !crash.problem.frames.is_empty() {
         return;
     }
     let Some(location) = coverage.last_block().and_then(|id| sources.locate(id)) else {
         return;
     };
-    crash.problem.file = location.path.display().to_string();
-    crash.problem.line = location.block.line;
-    let function = location.block.function.clone().unwrap_or_else(|| "{main}".into());
-    if crash.problem.trace.is_empty() {
-        crash.problem.trace = format!("#0 {function} at {}:{} (last block that ran)\n", crash.problem.file, crash.problem.line);
+    let path = location.path.display().to_string();
+    if crash.problem.file.is_empty() {
+        crash.problem.file = path.clone();
+        crash.problem.line = location.block.line;
     }
     if crash.problem.frames.is_empty() {
-        crash.problem.frames.push(crate::Frame {
-            file: crash.problem.file.clone(),
-            line: crash.problem.line,
-            function,
-        });
+        let function = location.block.function.clone().unwrap_or_else(|| "{main}".into());
+        let (file, line) = if crash.problem.file == path {
+            (crash.problem.file.clone(), crash.problem.line)
+        } else {
+            (path, location.block.line)
+        };
+        if crash.problem.trace.is_empty() {
+            crash.problem.trace = format!("#0 {function} at {file}:{line}\n");
+        }
+        crash.problem.frames.push(crate::Frame { file, line, function });
     }
 }
 

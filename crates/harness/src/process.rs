@@ -293,10 +293,6 @@ impl HarnessProcess {
         rss_mb(self.pid).unwrap_or(0)
     }
 
-    pub(crate) fn pid(&self) -> Pid {
-        self.pid
-    }
-
     pub(crate) fn request_coverage(&self) {
         let _ = kill_process(self.pid, Signal::USR1);
     }

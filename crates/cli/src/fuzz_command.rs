@@ -1,0 +1,151 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use php_fuzz_engine::{FuzzOptions, FuzzSummary, Output, fuzz};
+
+use crate::exit_codes;
+use crate::harness_args::HarnessArgs;
+
+/// Arguments of `php-fuzz fuzz`.
+#[derive(clap::Args, Debug)]
+pub struct FuzzArgs {
+    /// The target file (php-fuzzer format: calls $config->setTarget()).
+    pub target: PathBuf,
+    /// Corpus directory: read recursively, created if missing, new entries written here.
+    /// A temporary directory is used (and printed) when omitted.
+    pub corpus: Option<PathBuf>,
+    #[command(flatten)]
+    pub harness: HarnessArgs,
+    /// Longest input to try [default: setMaxLen(), else the larger of 1024 and the largest seed].
+    #[arg(long, value_name = "BYTES")]
+    pub max_len: Option<usize>,
+    /// Grow the length limit after this many runs × log(limit) without new coverage; 0 disables.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub len_control_factor: u32,
+    /// Random seed; the same seed replays the same campaign on a deterministic target with one job [default: from the clock, printed].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stop after this many runs.
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub max_time: Option<f64>,
+    /// Stop after this many distinct new crashes.
+    #[arg(long, value_name = "N")]
+    pub max_crashes: Option<usize>,
+    /// Harness processes fuzzing in parallel, sharing one corpus.
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
+    /// Dictionary file in AFL/libFuzzer format (repeatable).
+    #[arg(long = "dict", value_name = "FILE")]
+    pub dictionaries: Vec<PathBuf>,
+    /// Where crash-, timeout- and oom- files are written.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub artifact_dir: PathBuf,
+    /// Every SECONDS, import entries other php-fuzz processes wrote to the corpus directory.
+    #[arg(long, value_name = "SECONDS")]
+    pub reload: Option<f64>,
+    /// Print only crashes and the final summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
+    let session = args.harness.session(&args.target)?;
+    if args.jobs == 0 {
+        anyhow::bail!("--jobs must be at least 1");
+    }
+    for dict in &args.dictionaries {
+        std::fs::metadata(dict).with_context(|| format!("cannot read dictionary {}", dict.display()))?;
+    }
+    let out = Arc::new(Output::new(args.quiet));
+    let corpus = match &args.corpus {
+        Some(dir) => dir.clone(),
+        None => {
+            let dir = tempfile::Builder::new()
+                .prefix("php-fuzz-corpus-")
+                .tempdir()
+                .context("cannot create a temporary corpus directory")?
+                .keep();
+            out.line(&format!("INFO: no corpus directory given; using {}", dir.display()));
+            dir
+        }
+    };
+    let seed = args.seed.unwrap_or_else(|| rand::random::<u32>() as u64);
+    let options = FuzzOptions {
+        max_len: args.max_len,
+        len_control_factor: args.len_control_factor,
+        seed,
+        max_runs: args.max_runs,
+        max_time: args.max_time.map(Duration::from_secs_f64),
+        max_crashes: args.max_crashes,
+        jobs: args.jobs,
+        dictionaries: args.dictionaries.clone(),
+        artifact_dir: args.artifact_dir.clone(),
+        reload: args.reload.map(Duration::from_secs_f64),
+    };
+    let interrupted = install_interrupt_handler()?;
+    let summary = fuzz(session.config, session.sources, &corpus, options, interrupted, Arc::clone(&out))?;
+    print_summary(&out, &summary);
+    Ok(exit_codes::for_findings(summary.crashes.iter().map(|c| exit_codes::kind_from_name(&c.record.kind))))
+}
+
+/// First Ctrl-C (or SIGTERM) stops gracefully; a second one exits at once.
+pub fn install_interrupt_handler() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let handler_flag = Arc::clone(&flag);
+    ctrlc::set_handler(move || {
+        if handler_flag.swap(true, Ordering::SeqCst) {
+            eprintln!("php-fuzz: interrupted twice, exiting now");
+            std::process::exit(130);
+        }
+        eprintln!("php-fuzz: stopping (Ctrl-C again to exit at once)…");
+    })
+    .context("cannot install the Ctrl-C handler")?;
+    Ok(flag)
+}
+
+fn print_summary(out: &Output, s: &FuzzSummary) {
+    let secs = s.elapsed.as_secs_f64();
+    out.line(&format!(
+        "==== Done ({}): {} runs in {:.1} s ({:.0} exec/s); cov: {} ft: {}; corpus: {} entries, {} bytes in {}",
+        s.stop_reason.describe(),
+        s.runs,
+        secs,
+        s.runs as f64 / secs.max(1e-3),
+        s.edges,
+        s.features,
+        s.corpus_entries,
+        s.corpus_bytes,
+        s.corpus_dir.display()
+    ));
+    out.line(&format!(
+        "     harness started {} times ({} restarts for memory growth); seed {}",
+        s.harness_starts, s.memory_restarts, s.seed
+    ));
+    if s.crashes.is_empty() {
+        out.line("==== No crashes found.");
+        return;
+    }
+    out.line(&format!("==== {} distinct crashes ({} new this run):", s.crashes.len(), s.new_crashes));
+    for crash in &s.crashes {
+        let r = &crash.record;
+        let first = r.message.lines().next().unwrap_or("");
+        out.line(&format!(
+            "  {} {}: {} at {}:{}  [{}, hit {} times{}]",
+            r.kind,
+            r.class,
+            first,
+            r.file,
+            r.line,
+            crash.artifact.display(),
+            crash.hits,
+            if crash.new { "" } else { ", saved earlier" }
+        ));
+    }
+}

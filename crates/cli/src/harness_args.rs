@@ -1,0 +1,86 @@
+//! Options shared by every command that runs the target.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use php_fuzz_harness::{HarnessConfig, PhpBinary, Runtime, SourceServer};
+use php_fuzz_instrument::StubStyle;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct HarnessArgs {
+    /// PHP binary to run the target with.
+    #[arg(long, value_name = "PATH", default_value = "php")]
+    pub php: PathBuf,
+    /// Extra php.ini setting for the harness, e.g. --ini zend.assertions=1 (repeatable).
+    #[arg(long = "ini", value_name = "KEY=VALUE", value_parser = parse_ini)]
+    pub ini: Vec<(String, String)>,
+    /// Seconds one input may run before it counts as a timeout.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+    pub timeout: f64,
+    /// Memory limit of the harness, in MB: PHP's memory_limit and the process's RSS.
+    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    pub rss_limit_mb: u64,
+    /// How instrumented code records coverage (see docs/instrumentation.md).
+    #[arg(long, value_enum, default_value_t = StyleArg::Trace)]
+    pub stub: StyleArg,
+    /// Show what the target prints (discarded by default).
+    #[arg(long)]
+    pub show_output: bool,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StyleArg {
+    Trace,
+    EdgeMap,
+}
+
+fn parse_ini(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got `{s}`")),
+    }
+}
+
+/// A ready-to-run target: harness configuration plus the session's block map.
+pub struct Session {
+    pub config: Arc<HarnessConfig>,
+    pub sources: Arc<SourceServer>,
+}
+
+impl HarnessArgs {
+    pub fn session(&self, target: &Path) -> anyhow::Result<Session> {
+        let target = check_target(target)?;
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+            bail!("--timeout must be a positive number of seconds, got {}", self.timeout);
+        }
+        if self.rss_limit_mb < 32 {
+            bail!("--rss-limit-mb must be at least 32, got {}", self.rss_limit_mb);
+        }
+        let php = PhpBinary::probe(&self.php)?;
+        let runtime = Runtime::unpack().context("cannot unpack the PHP runtime into a temporary directory")?;
+        let mut config = HarnessConfig::new(php, Arc::new(runtime), target);
+        config.ini = self.ini.clone();
+        config.timeout = Duration::from_secs_f64(self.timeout);
+        config.rss_limit_mb = self.rss_limit_mb;
+        config.forward_output = self.show_output;
+        let style = match self.stub {
+            StyleArg::Trace => StubStyle::Trace,
+            StyleArg::EdgeMap => StubStyle::EdgeMap,
+        };
+        Ok(Session { config: Arc::new(config), sources: Arc::new(SourceServer::new(style)) })
+    }
+}
+
+fn check_target(target: &Path) -> anyhow::Result<PathBuf> {
+    let meta = std::fs::metadata(target).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => anyhow::anyhow!("target file not found: {}", target.display()),
+        _ => anyhow::anyhow!("cannot read target file {}: {err}", target.display()),
+    })?;
+    if !meta.is_file() {
+        bail!("target must be a PHP file, but {} is a directory", target.display());
+    }
+    std::fs::File::open(target).with_context(|| format!("cannot read target file {}", target.display()))?;
+    std::fs::canonicalize(target).with_context(|| format!("cannot resolve {}", target.display()))
+}
