@@ -177,9 +177,9 @@ impl Scratch {
         self.feature_ends.push(self.features.len());
     }
 
-    fn features_of(&self, index: usize) -> &[Feature] {
+    fn features_range(&self, index: usize) -> std::ops::Range<usize> {
         let start = if index == 0 { 0 } else { self.feature_ends[index - 1] };
-        &self.features[start..self.feature_ends[index]]
+        start..self.feature_ends[index]
     }
 
     /// Adapts the batch size to how much the last batch executed.
@@ -266,8 +266,20 @@ pub fn fuzz(
     let mut scratch = Scratch::new();
     run_seeds(&shared, &mut first, &mut scratch, seeds)?;
     {
-        let state = shared.lock();
-        let line = status_line(&shared, &state, "INITED");
+        let mut state = shared.lock();
+        let longest = state.corpus.max_len();
+        state.length.at_least(longest);
+        if state.corpus.is_empty() {
+            shared.out.line(
+                "WARNING: no input reached any instrumented code: is the target's code instrumented? \
+                 (files tree-sitter cannot parse run without coverage). Fuzzing blindly from an empty input.",
+            );
+            state.corpus.add(Entry { data: Vec::new(), path: None, unique: Vec::new() });
+        }
+    }
+    {
+        let mut state = shared.lock();
+        let line = status_line(&shared, &mut state, "INITED");
         shared.out.status(&line);
     }
 
@@ -427,7 +439,7 @@ fn fuzz_one_batch(shared: &Shared, executor: &mut Executor, mutator: &mut Mutato
             Some(left) => scratch.batch_size.min(left as usize),
             None => scratch.batch_size,
         };
-        let limit = state.length.limit().min(state.max_len);
+        let limit = state.length.limit();
         for _ in 0..size {
             let Some(parent) = state.corpus.pick(mutator.rng_mut()) else { break };
             let partner = state.corpus.pick(mutator.rng_mut()).unwrap_or(parent);
@@ -435,7 +447,9 @@ fn fuzz_one_batch(shared: &Shared, executor: &mut Executor, mutator: &mut Mutato
             scratch.input.extend_from_slice(&state.corpus.get(parent).data);
             scratch.partner.clear();
             scratch.partner.extend_from_slice(&state.corpus.get(partner).data);
-            mutator.mutate(&mut scratch.input, limit, Some(&scratch.partner));
+            // As libFuzzer: the limit never cuts the parent itself.
+            let max_len = limit.max(scratch.input.len()).min(state.max_len);
+            mutator.mutate(&mut scratch.input, max_len, Some(&scratch.partner));
             scratch.batch.push(&scratch.input);
             scratch.parents.push(Some(parent));
             scratch.sequences.push(mutator.last_sequence().to_string());
@@ -460,7 +474,7 @@ fn absorb(shared: &Shared, state: &mut State, scratch: &mut Scratch, seed_paths:
     scratch.crashes = crashes;
 
     for index in 0..scratch.batch.len() {
-        let features = scratch.features_of(index);
+        let features = &scratch.features[scratch.features_range(index)];
         let input = scratch.batch.get(index);
         let is_new = state.features.has_new(features);
         if seed_paths.is_none() {
@@ -503,8 +517,12 @@ fn absorb(shared: &Shared, state: &mut State, scratch: &mut Scratch, seed_paths:
 fn record_crash(shared: &Shared, state: &mut State, input: &[u8], crash: &Crash) -> Result<(), EngineError> {
     let runs = shared.runs.load(Ordering::Relaxed);
     let elapsed = shared.started.elapsed().as_secs();
-    match state.crashes.record(input, crash)? {
-        Recorded::New(known) => {
+    let recorded = match state.crashes.record(input, crash)? {
+        Recorded::New(known) => Ok(known.clone()),
+        Recorded::Duplicate(known) => Err(known.clone()),
+    };
+    match recorded {
+        Ok(known) => {
             let mut report = format!(
                 "==== {} #{} after {runs} runs, {elapsed} s: {}\n",
                 crash.kind.artifact_prefix().to_uppercase(),
@@ -538,7 +556,7 @@ fn record_crash(shared: &Shared, state: &mut State, input: &[u8], crash: &Crash)
                 state.stop.get_or_insert(StopReason::MaxCrashes);
             }
         }
-        Recorded::Duplicate(known) => {
+        Err(known) => {
             if known.hits == 1 && !known.new {
                 shared.out.line(&format!(
                     "==== known {} hit again: {} (saved earlier as {})",
