@@ -46,3 +46,25 @@ function traceBlock($id, $value)
     }
     return $value;
 }
+
+/**
+ * The then-branch of `$a ?: $b`, which has no expression of its own: records
+ * the block when $value is truthy, and returns $value.
+ *
+ * @template T
+ * @param T $value
+ * @return T
+ */
+function traceTruthy($id, $value)
+{
+    if ($value) {
+        if (\is_string($id)) {
+            FuzzingContext::$trace .= $id;
+        } else {
+            $key = (FuzzingContext::$prev << 28) | $id;
+            FuzzingContext::$edges[$key] = (FuzzingContext::$edges[$key] ?? 0) + 1;
+            FuzzingContext::$prev = $id;
+        }
+    }
+    return $value;
+}
