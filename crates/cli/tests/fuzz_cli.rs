@@ -50,7 +50,7 @@ fn assert_single_artifact(dir: &Path, prefix: &str, kind: &str, file_suffix: &st
 fn finds_a_nested_byte_by_byte_check() {
     let (dir, run) = find_first_bug("targets/nested_bytes.php", &[]);
     assert_eq!(run.code(), 77, "{}", run.all());
-    let record = assert_single_artifact(dir.path(), "crash-", "exception", "nested_bytes.php", 16, &run);
+    let record = assert_single_artifact(dir.path(), "crash-", "exception", "nested_bytes.php", 17, &run);
     assert_eq!(record["class"], "Error");
     assert!(fs::read(artifacts(dir.path(), "crash-")[0].clone()).unwrap().starts_with(b"BUG"));
 }

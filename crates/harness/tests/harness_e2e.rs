@@ -56,7 +56,7 @@ fn ok_runs_report_coverage_and_exceptions_are_crashes() {
     assert_eq!(crash.kind, CrashKind::Exception);
     assert_eq!(crash.problem.class, "Error");
     assert!(crash.problem.file.ends_with("nested_bytes.php"));
-    assert_eq!(crash.problem.line, 16);
+    assert_eq!(crash.problem.line, 17);
     assert!(results[4].0.is_none(), "runs after a crash go on in the same batch");
     assert_eq!(ex.stats().harness_starts, 1, "an exception does not kill the harness");
 }
