@@ -69,6 +69,8 @@ final class Harness
     private $reserve = null;
     /** @var list<string> encoded Problems seen while loading the target */
     private $loadWarnings = [];
+    /** @var Harness|null */
+    private static $instance = null;
 
     public function __construct(Wire $wire, string $runtimeDir)
     {
@@ -90,9 +92,10 @@ final class Harness
     public function main(): void
     {
         $this->reserve = \str_repeat("\0", 4 << 20);
-        \register_shutdown_function(function (): void {
-            $this->onShutdown();
-        });
+        self::$instance = $this;
+        // A static method, not a closure calling a method: after memory runs
+        // out deep in a recursion, every extra stack frame may be one too many.
+        \register_shutdown_function([self::class, 'shutdownHook']);
 
         $init = $this->wire->receive();
         if ($init === null) {
@@ -348,9 +351,14 @@ final class Harness
         $this->wire->send(\pack('VV', Wire::EV_COVERAGE_CHUNK, $this->index) . Wire::bytes($chunk));
     }
 
+    public static function shutdownHook(): void
+    {
+        self::$instance->reserve = null;
+        self::$instance->onShutdown();
+    }
+
     private function onShutdown(): void
     {
-        $this->reserve = null;
         $error = \error_get_last();
         $fatal = $error !== null && ($error['type'] & self::FATAL_ERRORS) !== 0 ? $error : null;
         if ($fatal !== null) {

@@ -121,6 +121,6 @@ fn finds_exit_inside_the_target() {
 fn finds_a_crash_in_a_lazily_autoloaded_class() {
     let (dir, run) = find_first_bug("targets/autoloaded_crash.php", &[]);
     assert_eq!(run.code(), 77, "{}", run.all());
-    let record = assert_single_artifact(dir.path(), "crash-", "exception", "lib/LazyParser.php", 16, &run);
+    let record = assert_single_artifact(dir.path(), "crash-", "exception", "lib/LazyParser.php", 15, &run);
     assert_eq!(record["class"], "TypeError");
 }

@@ -90,6 +90,26 @@ impl EdgeCounter {
         }
     }
 
+    /// Adds another counter's edges (an earlier piece of the same run) and
+    /// continues from its last block.
+    pub fn merge(&mut self, earlier: &EdgeCounter) {
+        for (&edge, &count) in &earlier.counts {
+            let slot = self.counts.entry(edge).or_insert(0);
+            *slot = slot.saturating_add(count);
+        }
+        self.prev = earlier.prev;
+    }
+
+    /// The last block added, if any.
+    pub fn last_block(&self) -> Option<u32> {
+        (self.prev != 0).then_some(self.prev)
+    }
+
+    /// Hits over all edges: how many blocks ran.
+    pub fn total_hits(&self) -> u64 {
+        self.counts.values().map(|&c| c as u64).sum()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.counts.is_empty()
     }
@@ -183,6 +203,24 @@ mod tests {
         a.features_into(&mut fa);
         b.features_into(&mut fb);
         assert_eq!(fa, fb);
+    }
+
+    #[test]
+    fn merging_an_earlier_piece_equals_one_trace() {
+        let whole = trace(&[1, 2, 1, 2, 3]);
+        let mut one = EdgeCounter::new();
+        one.add_trace(&whole);
+        let mut earlier = EdgeCounter::new();
+        earlier.add_trace(&whole[..12]);
+        let mut joined = EdgeCounter::new();
+        joined.merge(&earlier);
+        joined.add_trace(&whole[12..]);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        one.features_into(&mut a);
+        joined.features_into(&mut b);
+        assert_eq!(a, b);
+        assert_eq!(joined.last_block(), Some(3));
+        assert_eq!(joined.total_hits(), 5);
     }
 
     #[test]

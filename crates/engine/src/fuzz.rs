@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use php_fuzz_corpus::{CorpusDir, CorpusFile};
 use php_fuzz_coverage::{EdgeCounter, Feature, FeatureSet};
 use php_fuzz_harness::{Batch, Coverage, Crash, Executor, HarnessConfig, SourceServer, TargetInfo};
-use php_fuzz_instrument::StubStyle;
 use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
 
 use crate::corpus::{Corpus, Entry, EntryId, keeps_all};
@@ -159,18 +158,8 @@ impl Scratch {
             self.crashes.push((index, crash));
         } else {
             self.counter.clear();
-            for piece in coverage.pieces() {
-                match coverage.style {
-                    StubStyle::Trace => {
-                        self.blocks += piece.len() as u64 / 4;
-                        self.counter.add_trace(piece);
-                    }
-                    StubStyle::EdgeMap => {
-                        self.blocks += piece.len() as u64 / 12;
-                        self.counter.add_edge_counts(piece);
-                    }
-                }
-            }
+            coverage.add_to(&mut self.counter);
+            self.blocks += self.counter.total_hits();
             self.counter.features_into(&mut self.run_features);
             self.features.extend_from_slice(&self.run_features);
         }

@@ -2,9 +2,11 @@
 //! signature: kind, class and site), never just "some crash".
 //!
 //! Strategy: delta-debugging-style chunk removal, halving the chunk size down
-//! to single bytes, then simplifying each remaining byte toward a plain
-//! character; repeated until neither changes anything (the result is then
-//! 1-minimal) or a limit is hit. Candidates are tried in speculative batches:
+//! to single bytes; then cutting prefixes and suffixes of any length (a
+//! parser usually fails at one spot, and what leads up to it can often go
+//! as a whole though no single chunk of it can); then simplifying each
+//! remaining byte toward a plain character. Repeated until nothing changes
+//! (the result is then 1-minimal) or a limit is hit. Candidates are tried in speculative batches:
 //! most fail, and a batch costs one round trip to the harness.
 
 use std::time::{Duration, Instant};
@@ -67,6 +69,7 @@ pub fn minimize(
     loop {
         let before = current.clone();
         search.remove_chunks(&mut current, &mut progress)?;
+        search.cut_ends(&mut current, &mut progress)?;
         search.simplify_bytes(&mut current, &mut progress)?;
         if search.stopped || current == before {
             break;
@@ -182,6 +185,38 @@ impl Search<'_> {
             }
             chunk = (chunk / 2).max(1);
         }
+    }
+
+    /// Tries cutting the longest prefix, then the longest suffix, that keeps the crash.
+    fn cut_ends(&mut self, current: &mut Vec<u8>, progress: &mut impl FnMut(usize, u64)) -> Result<(), EngineError> {
+        for from_start in [true, false] {
+            let mut cut = current.len().saturating_sub(1);
+            while cut > 0 {
+                if self.out_of_budget() {
+                    return Ok(());
+                }
+                self.batch.clear();
+                let mut cuts = Vec::new();
+                while cut > 0 && cuts.len() < self.budget_left() {
+                    let kept = if from_start { &current[cut..] } else { &current[..current.len() - cut] };
+                    self.batch.push(kept);
+                    cuts.push(cut);
+                    cut -= 1;
+                }
+                if let Some((index, crash)) = self.first_same_crash()? {
+                    let cut = cuts[index];
+                    if from_start {
+                        current.drain(..cut);
+                    } else {
+                        current.truncate(current.len() - cut);
+                    }
+                    self.crash = Some(crash);
+                    progress(current.len(), self.runs);
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn simplify_bytes(&mut self, current: &mut [u8], progress: &mut impl FnMut(usize, u64)) -> Result<(), EngineError> {

@@ -5,7 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use php_fuzz_harness::{Batch, Coverage, Crash, Executor};
-use php_fuzz_instrument::{BlockId, StubStyle};
+use php_fuzz_coverage::EdgeCounter;
+use php_fuzz_instrument::BlockId;
 use rustc_hash::FxHashMap;
 
 use crate::EngineError;
@@ -27,21 +28,10 @@ impl BlockHits {
     }
 
     pub fn add(&mut self, coverage: Coverage<'_>) {
-        for piece in coverage.pieces() {
-            match coverage.style {
-                StubStyle::Trace => {
-                    for id in piece.chunks_exact(4) {
-                        *self.hits.entry(u32::from_le_bytes(id.try_into().expect("4 bytes"))).or_default() += 1;
-                    }
-                }
-                StubStyle::EdgeMap => {
-                    for pair in piece.chunks_exact(12) {
-                        let edge = u64::from_le_bytes(pair[..8].try_into().expect("8 bytes"));
-                        let count = u32::from_le_bytes(pair[8..].try_into().expect("4 bytes"));
-                        *self.hits.entry((edge & ((1 << 28) - 1)) as u32).or_default() += count as u64;
-                    }
-                }
-            }
+        let mut edges = EdgeCounter::new();
+        coverage.add_to(&mut edges);
+        for (edge, count) in edges.edges() {
+            *self.hits.entry((edge & ((1 << 28) - 1)) as u32).or_default() += count as u64;
         }
     }
 

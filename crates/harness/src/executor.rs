@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use php_fuzz_coverage::EdgeCounter;
 use php_fuzz_instrument::{BlockId, BlockKind, StubStyle};
 use rustc_hash::FxHashMap;
 
@@ -18,32 +19,44 @@ use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem};
 const MAX_START_FAILURES: u32 = 5;
 /// Extra time past the timeout before the engine kills a silent harness.
 const KILL_GRACE: Duration = Duration::from_millis(1500);
-/// Ask for a coverage chunk once the harness grew this much during one batch.
-const CHUNK_GROWTH_MB: u64 = 128;
+/// Ask for the trace so far once the harness grew by this share of its
+/// memory limit during one wait, and at most this many MB.
+const CHUNK_GROWTH_SHARE: u64 = 8;
+const CHUNK_GROWTH_MAX_MB: u64 = 128;
 
-/// The coverage of one run, possibly in several pieces (see docs/protocol.md).
+/// The coverage of one run. A long run sends its coverage in pieces; the
+/// earlier pieces arrive already folded into edge counts (see docs/protocol.md).
 #[derive(Debug, Clone, Copy)]
 pub struct Coverage<'a> {
     pub style: StubStyle,
-    /// Pieces sent while the run was still going, oldest first.
-    pub chunks: &'a [Vec<u8>],
+    /// Edges of the pieces sent while the run was still going.
+    pub earlier: Option<&'a EdgeCounter>,
+    /// The rest: block ids (trace style) or edge/count pairs (edge-map style).
     pub last: &'a [u8],
 }
 
-impl<'a> Coverage<'a> {
-    pub fn pieces(&self) -> impl Iterator<Item = &'a [u8]> {
-        self.chunks.iter().map(Vec::as_slice).chain(std::iter::once(self.last))
-    }
-
+impl Coverage<'_> {
     /// The last block that ran, in trace style.
     pub fn last_block(&self) -> Option<BlockId> {
         if self.style != StubStyle::Trace {
             return None;
         }
-        self.pieces()
-            .filter(|p| p.len() >= 4)
-            .last()
-            .map(|p| BlockId(u32::from_le_bytes(p[p.len() - 4..].try_into().expect("4 bytes"))))
+        if self.last.len() >= 4 {
+            let tail = &self.last[self.last.len() - 4..];
+            return Some(BlockId(u32::from_le_bytes(tail.try_into().expect("4 bytes"))));
+        }
+        self.earlier.and_then(EdgeCounter::last_block).map(BlockId)
+    }
+
+    /// Adds this run's edges to `counter` (which the caller cleared).
+    pub fn add_to(&self, counter: &mut EdgeCounter) {
+        if let Some(earlier) = self.earlier {
+            counter.merge(earlier);
+        }
+        match self.style {
+            StubStyle::Trace => counter.add_trace(self.last),
+            StubStyle::EdgeMap => counter.add_edge_counts(self.last),
+        }
     }
 }
 
@@ -73,14 +86,16 @@ pub struct Executor {
     process: Option<HarnessProcess>,
     info: Option<TargetInfo>,
     stats: ExecutorStats,
-    chunks: Vec<Vec<u8>>,
+    /// Coverage pieces of the run in progress, folded.
+    earlier: EdgeCounter,
+    has_earlier: bool,
     ends: Vec<usize>,
 }
 
 /// Why a round trip ended without every outcome.
 enum Interrupted {
-    /// The harness said why it is dying, and for which input.
-    Died { index: usize, crash: Crash, retry_alone: bool },
+    /// The harness said why it is dying, and for which input, with the end of its trace.
+    Died { index: usize, crash: Crash, retry_alone: bool, last: Vec<u8> },
     /// It died or went silent without saying which input was to blame.
     Unexplained { kind: CrashKind, message: String },
 }
@@ -93,7 +108,8 @@ impl Executor {
             process: None,
             info: None,
             stats: ExecutorStats::default(),
-            chunks: Vec::new(),
+            earlier: EdgeCounter::new(),
+            has_earlier: false,
             ends: Vec::new(),
         }
     }
@@ -162,31 +178,38 @@ impl Executor {
             next += reported;
             match interrupted {
                 None => {}
-                Some(Interrupted::Died { index, crash, retry_alone }) => {
+                Some(Interrupted::Died { index, crash, retry_alone, last }) => {
                     self.drop_process();
                     if retry_alone {
                         one_at_a_time = true;
+                        self.clear_earlier();
                         next = index;
                     } else {
                         self.stats.executions += 1;
-                        self.emit_crash(index, crash, &mut on_result);
+                        self.emit_crash(index, crash, &last, &mut on_result);
                         next = index + 1;
                     }
                 }
                 Some(Interrupted::Unexplained { kind, message }) => {
-                    let stderr = self.process.as_mut().map(|p| p.stderr_tail());
+                    let stderr = self.process.as_mut().map(|p| p.stderr_tail()).unwrap_or_default();
                     self.drop_process();
                     if end - next == 1 {
-                        let crash = Crash {
-                            kind,
-                            problem: Problem { class: kind_class(kind).into(), message, ..Problem::default() },
-                            stderr: stderr.filter(|s| !s.trim().is_empty()),
-                            note: None,
+                        let runtime = self.config.runtime.root().display().to_string();
+                        let crash = match fatal_from_stderr(&stderr, &runtime) {
+                            Some(fatal) if kind == CrashKind::HarnessDied => fatal,
+                            _ => Crash {
+                                kind,
+                                problem: Problem { class: kind_class(kind).into(), message, ..Problem::default() },
+                                stderr: None,
+                                note: None,
+                            },
                         };
+                        let crash = Crash { stderr: Some(stderr).filter(|s| !s.trim().is_empty()), ..crash };
                         self.stats.executions += 1;
-                        self.emit_crash(next, crash, &mut on_result);
+                        self.emit_crash(next, crash, &[], &mut on_result);
                         next += 1;
                     } else {
+                        self.clear_earlier();
                         one_at_a_time = true;
                     }
                 }
@@ -214,13 +237,22 @@ impl Executor {
         }
     }
 
-    fn emit_crash(&mut self, index: usize, mut crash: Crash, on_result: &mut impl FnMut(RunResult<'_>)) {
-        let chunks = std::mem::take(&mut self.chunks);
-        let coverage = Coverage { style: self.sources.style(), chunks: &chunks, last: &[] };
-        self.locate_if_unknown(&mut crash, coverage);
+    fn emit_crash(&mut self, index: usize, mut crash: Crash, last: &[u8], on_result: &mut impl FnMut(RunResult<'_>)) {
+        let coverage = Coverage {
+            style: self.sources.style(),
+            earlier: self.has_earlier.then_some(&self.earlier),
+            last,
+        };
+        locate(&self.sources, &mut crash, coverage);
         on_result(RunResult { index, crash: Some(crash), coverage });
-        self.chunks = chunks;
-        self.chunks.clear();
+        self.clear_earlier();
+    }
+
+    fn clear_earlier(&mut self) {
+        if self.has_earlier {
+            self.earlier.clear();
+            self.has_earlier = false;
+        }
     }
 
     /// Sends `batch[start..end]` and reports outcomes until all arrived or the
@@ -238,7 +270,8 @@ impl Executor {
         let mut process = self.process.take().expect("ensured by the caller");
         let baseline_rss = process.rss_mb();
         let mut chunk_requested_at = baseline_rss;
-        self.chunks.clear();
+        let chunk_growth = (limit_mb / CHUNK_GROWTH_SHARE).clamp(1, CHUNK_GROWTH_MAX_MB);
+        self.clear_earlier();
 
         let data = batch.slice(start, end, &mut self.ends);
         if process.send(&Request::Run { inputs: InputList { data, ends: &self.ends } }).is_err() {
@@ -273,7 +306,7 @@ impl Executor {
                         let message = format!("the harness's memory reached {rss} MB, over the limit of {limit_mb} MB");
                         break Some(Interrupted::Unexplained { kind: CrashKind::OutOfMemory, message });
                     }
-                    if process.info.signals && rss > chunk_requested_at + CHUNK_GROWTH_MB {
+                    if process.info.signals && rss > chunk_requested_at + chunk_growth {
                         // A long run may be piling up trace: have it sent over.
                         chunk_requested_at = rss;
                         process.request_coverage();
@@ -301,7 +334,8 @@ impl Executor {
                     for outcome in &outcomes {
                         let index = start + reported;
                         let crash = crash_from_status(outcome.status, outcome.problem.as_ref());
-                        let coverage = Coverage { style, chunks: &self.chunks, last: outcome.coverage };
+                        let earlier = self.has_earlier.then_some(&self.earlier);
+                        let coverage = Coverage { style, earlier, last: outcome.coverage };
                         self.stats.executions += 1;
                         match crash {
                             None => on_result(RunResult { index, crash: None, coverage }),
@@ -310,7 +344,10 @@ impl Executor {
                                 on_result(RunResult { index, crash: Some(crash), coverage });
                             }
                         }
-                        self.chunks.clear();
+                        if self.has_earlier {
+                            self.earlier.clear();
+                            self.has_earlier = false;
+                        }
                         reported += 1;
                     }
                     process.consume_frame();
@@ -318,7 +355,11 @@ impl Executor {
                 }
                 Event::CoverageChunk { index, coverage } => {
                     if index as usize == reported {
-                        self.chunks.push(coverage.to_vec());
+                        match style {
+                            StubStyle::Trace => self.earlier.add_trace(coverage),
+                            StubStyle::EdgeMap => self.earlier.add_edge_counts(coverage),
+                        }
+                        self.has_earlier = true;
                     }
                     process.consume_frame();
                 }
@@ -335,28 +376,30 @@ impl Executor {
                         return Err(HarnessError::Protocol(format!("died on input {index}, expected {reported}")));
                     }
                     let problem = Problem::from_wire(&problem);
-                    if style == StubStyle::Trace {
-                        self.chunks.push(coverage.to_vec());
-                    }
+                    let last = coverage.to_vec();
                     process.consume_frame();
                     process.wait_exit(Duration::from_secs(2));
                     let stderr = process.stderr_tail();
-                    let kind = kind_of(died_status);
+                    let mut kind = kind_of(died_status);
+                    let mut note = None;
+                    if kind == CrashKind::OutOfMemory
+                        && (stack_page_allocation(&problem.message)
+                            || looks_like_recursion(&self.sources, Coverage { style, earlier: None, last: &last }))
+                    {
+                        kind = CrashKind::StackOverflow;
+                        note = Some("memory ran out deep inside repeated calls: unbounded recursion".to_string());
+                    }
                     // A run that started on a bloated harness may not be to blame.
                     let retry_alone = kind == CrashKind::OutOfMemory && count > 1 && baseline_rss > limit_mb / 4;
-                    let mut crash = Crash {
+                    let crash = Crash {
                         kind,
                         problem,
-                        stderr: (matches!(kind, CrashKind::Fatal | CrashKind::OutOfMemory) && !stderr.trim().is_empty())
-                            .then_some(stderr),
-                        note: None,
+                        stderr: (matches!(kind, CrashKind::Fatal | CrashKind::OutOfMemory | CrashKind::StackOverflow)
+                            && !stderr.trim().is_empty())
+                        .then_some(stderr),
+                        note,
                     };
-                    let full = Coverage { style, chunks: &self.chunks, last: &[] };
-                    if kind == CrashKind::OutOfMemory && looks_like_recursion(&self.sources, full) {
-                        crash.kind = CrashKind::StackOverflow;
-                        crash.note = Some("memory ran out deep inside repeated calls: unbounded recursion".into());
-                    }
-                    break Some(Interrupted::Died { index: start + index, crash, retry_alone });
+                    break Some(Interrupted::Died { index: start + index, crash, retry_alone, last });
                 }
                 other => {
                     return Err(HarnessError::Protocol(format!("unexpected event during a batch: {other:?}")));
@@ -365,10 +408,6 @@ impl Executor {
         };
         self.process = Some(process);
         Ok((reported, result))
-    }
-
-    fn locate_if_unknown(&self, crash: &mut Crash, coverage: Coverage<'_>) {
-        locate(&self.sources, crash, coverage);
     }
 
     /// The target's configuration, once a harness has loaded it.
@@ -414,32 +453,71 @@ fn kind_class(kind: CrashKind) -> &'static str {
     }
 }
 
-/// Fills in what PHP could not tell from the last block that ran: the
-/// location of a crash without one, and the function for a crash without frames.
+/// Fills in what PHP could not tell: the location of a crash without one
+/// (the last block that ran), and a first frame naming the function.
 fn locate(sources: &SourceServer, crash: &mut Crash, coverage: Coverage<'_>) {
     if !crash.problem.file.is_empty() && !crash.problem.frames.is_empty() {
         return;
     }
-    let Some(location) = coverage.last_block().and_then(|id| sources.locate(id)) else {
-        return;
-    };
-    let path = location.path.display().to_string();
     if crash.problem.file.is_empty() {
-        crash.problem.file = path.clone();
+        let Some(location) = coverage.last_block().and_then(|id| sources.locate(id)) else {
+            return;
+        };
+        crash.problem.file = location.path.display().to_string();
         crash.problem.line = location.block.line;
     }
     if crash.problem.frames.is_empty() {
-        let function = location.block.function.clone().unwrap_or_else(|| "{main}".into());
-        let (file, line) = if crash.problem.file == path {
-            (crash.problem.file.clone(), crash.problem.line)
-        } else {
-            (path, location.block.line)
-        };
+        let (file, line) = (crash.problem.file.clone(), crash.problem.line);
+        let function = sources.function_at(Path::new(&file), line).unwrap_or_else(|| "{main}".into());
         if crash.problem.trace.is_empty() {
             crash.problem.trace = format!("#0 {function} at {file}:{line}\n");
         }
         crash.problem.frames.push(crate::Frame { file, line, function });
     }
+}
+
+/// PHP grows its VM stack in pages of 256 KiB: failing to get one more is
+/// a call stack too deep.
+fn stack_page_allocation(message: &str) -> bool {
+    message.contains("(tried to allocate 262144 bytes)")
+}
+
+/// A crash from the `Fatal error: … in FILE on line N` a dying PHP printed,
+/// for deaths the harness could not report itself.
+fn fatal_from_stderr(stderr: &str, runtime_dir: &str) -> Option<Crash> {
+    stderr.lines().find_map(|line| {
+        let text = &line[line.find("Fatal error:")? + "Fatal error:".len()..];
+        let (rest, line_no) = text.rsplit_once(" on line ")?;
+        let (message, file) = rest.rsplit_once(" in ")?;
+        let file = file.trim();
+        if file.starts_with(runtime_dir) {
+            return None;
+        }
+        let message = message.trim().to_string();
+        let (kind, note) = if message.starts_with("Allowed memory size") || message.starts_with("Out of memory") {
+            if stack_page_allocation(&message) {
+                (CrashKind::StackOverflow, Some("memory ran out growing the call stack: unbounded recursion".to_string()))
+            } else {
+                (CrashKind::OutOfMemory, None)
+            }
+        } else if message.starts_with("Maximum execution time") {
+            (CrashKind::Timeout, None)
+        } else {
+            (CrashKind::Fatal, None)
+        };
+        Some(Crash {
+            kind,
+            problem: Problem {
+                class: "Fatal error".into(),
+                message,
+                file: file.to_string(),
+                line: line_no.trim().parse().ok()?,
+                ..Problem::default()
+            },
+            stderr: None,
+            note,
+        })
+    })
 }
 
 /// Memory ran out while the same function kept being entered: recursion.
@@ -450,18 +528,16 @@ fn looks_like_recursion(sources: &SourceServer, coverage: Coverage<'_>) -> bool 
     let mut entries: FxHashMap<u32, u32> = FxHashMap::default();
     let mut total = 0u32;
     let mut kinds: FxHashMap<u32, bool> = FxHashMap::default();
-    for piece in coverage.pieces() {
-        for id in piece.chunks_exact(4) {
-            let id = u32::from_le_bytes(id.try_into().expect("4 bytes"));
-            total += 1;
-            let is_entry = *kinds.entry(id).or_insert_with(|| {
-                sources.locate(BlockId(id)).is_some_and(|l| {
-                    matches!(l.block.kind, BlockKind::FunctionEntry | BlockKind::MethodEntry | BlockKind::ClosureEntry)
-                })
-            });
-            if is_entry {
-                *entries.entry(id).or_default() += 1;
-            }
+    for id in coverage.last.chunks_exact(4) {
+        let id = u32::from_le_bytes(id.try_into().expect("4 bytes"));
+        total += 1;
+        let is_entry = *kinds.entry(id).or_insert_with(|| {
+            sources.locate(BlockId(id)).is_some_and(|l| {
+                matches!(l.block.kind, BlockKind::FunctionEntry | BlockKind::MethodEntry | BlockKind::ClosureEntry)
+            })
+        });
+        if is_entry {
+            *entries.entry(id).or_default() += 1;
         }
     }
     let most = entries.values().copied().max().unwrap_or(0);

@@ -122,6 +122,15 @@ impl SourceServer {
         Some(BlockLocation { path: file.path.clone(), block })
     }
 
+    /// The function a line of a served file belongs to, as the block map
+    /// knows it: that of the last block at or before the line.
+    pub fn function_at(&self, path: &Path, line: u32) -> Option<String> {
+        let state = self.lock();
+        let file = &state.files[*state.by_path.get(path)?];
+        let at = file.blocks.partition_point(|b| b.line <= line);
+        file.blocks[..at].last().map(|b| b.function.clone().unwrap_or_else(|| "{main}".into()))
+    }
+
     /// Every file served so far; a file that changed on disk appears once per version.
     pub fn files(&self) -> Vec<SourceFile> {
         self.lock().files.clone()

@@ -36,7 +36,9 @@ fn run(executor: &mut Executor, inputs: &[&[u8]]) -> Vec<(Option<Crash>, usize)>
     executor
         .run_batch(&batch, |r| {
             assert_eq!(r.index, results.len(), "results arrive in order");
-            let blocks = r.coverage.pieces().map(|p| p.len() / 4).sum();
+            let mut edges = php_fuzz_coverage::EdgeCounter::new();
+            r.coverage.add_to(&mut edges);
+            let blocks = edges.total_hits() as usize;
             results.push((r.crash, blocks));
         })
         .unwrap();
