@@ -193,8 +193,10 @@ final class Harness
             . \pack('P', $config->maxLen ?? 0)
             . Wire::stringList($config->dictionaries)
             . Wire::stringList($this->allowed)
-            . \pack('P', \count($this->loadWarnings)) . \implode('', $this->loadWarnings);
+            . \pack('P', \count($this->loadWarnings)) . \implode('', $this->loadWarnings)
+            . Wire::bytes($this->style === self::STYLE_TRACE ? FuzzingContext::$trace : self::encodeEdges());
         $this->loadWarnings = [];
+        FuzzingContext::reset();
         $this->wire->send($ready);
     }
 

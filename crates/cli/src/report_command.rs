@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use php_fuzz_engine::{BlockHits, collect_inputs, replay};
-use php_fuzz_harness::Executor;
+use php_fuzz_harness::{Coverage, Executor};
 use php_fuzz_report::{BlockHits as ReportBlock, FileCoverage, ReplayCrash, ReportInput, write_report};
 
 use crate::harness_args::HarnessArgs;
@@ -28,8 +28,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let session = args.harness.session(&args.target)?;
     let files = collect_inputs(std::slice::from_ref(&args.corpus))?;
     let mut executor = Executor::new(session.config.clone(), Arc::clone(&session.sources));
-    executor.start()?;
+    let load_coverage = executor.start()?.load_coverage.clone();
     let mut hits = BlockHits::new();
+    // What loading the target ran (top-level code of the included files) counts once.
+    hits.add(Coverage { style: session.sources.style(), earlier: None, last: &load_coverage });
     let mut crashes = Vec::new();
     replay(&mut executor, &files, true, |r| {
         match r.crash {

@@ -39,6 +39,8 @@ pub struct TargetInfo {
     pub allowed_exceptions: Vec<String>,
     /// Warnings, notices and deprecations raised while the target file loaded.
     pub load_warnings: Vec<Problem>,
+    /// Coverage of loading the target file (top-level code of what it includes).
+    pub load_coverage: Vec<u8>,
 }
 
 /// The result of waiting for the next frame.
@@ -128,6 +130,7 @@ impl HarnessProcess {
                 dictionaries: Vec::new(),
                 allowed_exceptions: Vec::new(),
                 load_warnings: Vec::new(),
+                load_coverage: Vec::new(),
             },
             status: None,
         };
@@ -177,7 +180,7 @@ impl HarnessProcess {
                     self.send(&Request::Source { code: code.as_deref() }).map_err(HarnessError::Pipe)?;
                     deadline = Instant::now() + config.load_timeout;
                 }
-                Event::Ready { php_version, signals, max_len, dictionaries, allowed_exceptions, load_warnings } => {
+                Event::Ready { php_version, signals, max_len, dictionaries, allowed_exceptions, load_warnings, coverage } => {
                     self.info = TargetInfo {
                         php_version: String::from_utf8_lossy(php_version).into_owned(),
                         signals,
@@ -191,6 +194,7 @@ impl HarnessProcess {
                             .map(|c| String::from_utf8_lossy(c).into_owned())
                             .collect(),
                         load_warnings: load_warnings.iter().map(Problem::from_wire).collect(),
+                        load_coverage: coverage.to_vec(),
                     };
                     self.consume_frame();
                     return Ok(());

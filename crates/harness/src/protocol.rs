@@ -55,6 +55,8 @@ pub enum Event<'a> {
         dictionaries: Vec<&'a [u8]>,
         allowed_exceptions: Vec<&'a [u8]>,
         load_warnings: Vec<Problem<'a>>,
+        /// Coverage of loading the target file itself.
+        coverage: &'a [u8],
     },
     LoadFailed { problem: Problem<'a> },
     SourceRequest { path: &'a [u8] },
