@@ -12,8 +12,9 @@ pub fn signature(crash: &Crash) -> String {
     match crash.kind {
         CrashKind::Exception => {
             let mut key = format!("exception {} at {site}", p.class);
-            for frame in p.frames.iter().skip(1).take(EXCEPTION_FRAMES) {
-                key.push_str(&format!(" < {}:{}", frame.file, frame.line));
+            for function in callers(crash).take(EXCEPTION_FRAMES) {
+                key.push_str(" < ");
+                key.push_str(function);
             }
             key
         }
@@ -33,6 +34,20 @@ pub fn signature(crash: &Crash) -> String {
         }
         CrashKind::Exit => format!("exit at {site}"),
     }
+}
+
+/// The functions below the crash site, innermost first, each once: a
+/// recursive parser reaches one bug through any depth of recursion.
+fn callers(crash: &Crash) -> impl Iterator<Item = &str> {
+    let frames = &crash.problem.frames;
+    let mut seen: Vec<&str> = frames.first().map(|f| f.function.as_str()).into_iter().collect();
+    frames.iter().skip(1).map(|f| f.function.as_str()).filter(move |&function| {
+        if seen.contains(&function) {
+            return false;
+        }
+        seen.push(function);
+        true
+    })
 }
 
 /// Masks the parts of a message that quote the input: quoted strings and numbers.
@@ -114,15 +129,28 @@ mod tests {
     }
 
     #[test]
-    fn exceptions_differ_by_caller_but_not_by_message() {
-        let mut a = crash(CrashKind::Exception, "bad 1", 5, vec![frame("f()", 5), frame("g()", 20)]);
+    fn exceptions_differ_by_caller_but_not_by_message_or_recursion_depth() {
+        let mut a = crash(CrashKind::Exception, "bad 1", 5, vec![frame("P->f()", 5), frame("P->g()", 20), frame("{closure}()", 3)]);
         a.problem.class = "TypeError".into();
         let mut b = a.clone();
         b.problem.message = "bad 2".into();
         assert_eq!(signature(&a), signature(&b));
-        let mut c = a.clone();
-        c.problem.frames[1].line = 30;
-        assert_ne!(signature(&a), signature(&c));
+        let mut deeper = a.clone();
+        deeper.problem.frames = vec![
+            frame("P->f()", 5),
+            frame("P->g()", 22),
+            frame("P->f()", 9),
+            frame("P->g()", 20),
+            frame("P->g()", 20),
+            frame("{closure}()", 3),
+        ];
+        assert_eq!(signature(&a), signature(&deeper), "the same bug at another recursion depth");
+        let mut other_caller = a.clone();
+        other_caller.problem.frames[1].function = "P->h()".into();
+        assert_ne!(signature(&a), signature(&other_caller));
+        let mut other_site = a.clone();
+        other_site.problem.line = 6;
+        assert_ne!(signature(&a), signature(&other_site));
     }
 
     #[test]

@@ -1,0 +1,64 @@
+<?php
+// Calls a php-fuzz target's closure on every file of a corpus, in a loop,
+// and prints calls per second. Used by scripts/bench for the `raw` (plain
+// PHP) and `instrumented` (instrumented code, coverage collected and reset
+// after each call, no engine) columns.
+//
+// usage: php bench-loop.php TARGET.php CORPUS_DIR SECONDS [collect]
+
+if ($argc < 4) {
+    fwrite(STDERR, "usage: php bench-loop.php TARGET.php CORPUS_DIR SECONDS [collect]\n");
+    exit(2);
+}
+[$_, $targetFile, $corpusDir, $seconds] = $argv;
+$collect = ($argv[4] ?? '') === 'collect';
+
+final class BenchConfig
+{
+    public $target;
+    public $allowed = [Exception::class];
+    public function setTarget(Closure $t): void { $this->target = $t; }
+    public function setMaxLen(int $n): void {}
+    public function addDictionary(string $p): void {}
+    public function setAllowedExceptions(array $a): void { $this->allowed = $a; }
+}
+if (!class_exists('PhpFuzzer\Config', false)) {
+    class_alias(BenchConfig::class, 'PhpFuzzer\Config');
+}
+$config = new BenchConfig();
+$fuzzer = $config;
+require $targetFile;
+$target = $config->target;
+
+$inputs = [];
+foreach (new RecursiveIteratorIterator(new RecursiveDirectoryIterator($corpusDir, FilesystemIterator::SKIP_DOTS)) as $file) {
+    if ($file->isFile() && $file->getFilename()[0] !== '.') {
+        $inputs[] = file_get_contents($file->getPathname());
+    }
+}
+sort($inputs);
+if (!$inputs) {
+    fwrite(STDERR, "no inputs in $corpusDir\n");
+    exit(1);
+}
+
+set_error_handler(function () { return true; });
+$calls = 0;
+$deadline = hrtime(true) + (int) ($seconds * 1e9);
+$started = hrtime(true);
+$bytes = 0;
+do {
+    foreach ($inputs as $input) {
+        try {
+            $target($input);
+        } catch (Throwable $e) {
+        }
+        if ($collect) {
+            $bytes += strlen(\PhpFuzz\FuzzingContext::$trace) + count(\PhpFuzz\FuzzingContext::$edges);
+            \PhpFuzz\FuzzingContext::reset();
+        }
+        $calls++;
+    }
+} while (hrtime(true) < $deadline);
+$elapsed = (hrtime(true) - $started) / 1e9;
+printf("%.1f\n", $calls / $elapsed);
