@@ -29,6 +29,8 @@ final class Harness
     const FATAL_ERRORS = \E_ERROR | \E_PARSE | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR | \E_RECOVERABLE_ERROR;
     /** How much of a dying run's trace is sent: enough to locate where it died. */
     const DYING_TRACE_BYTES = 16384;
+    /** Bounds the memory the trace hashes take (about 8 MB). */
+    const MAX_SEEN_TRACES = 100000;
 
     /** @var Wire */
     private $wire;
@@ -71,6 +73,14 @@ final class Harness
     private $loadWarnings = [];
     /** @var Harness|null */
     private static $instance = null;
+    /** @var list<string> requests that arrived while waiting for a Source reply */
+    private $deferred = [];
+    /** @var array<string, true> hashes of traces already sent in full */
+    private $seenTraces = [];
+    /** @var int */
+    private $seenCount = 0;
+    /** @var bool */
+    private $dedupTraces = false;
 
     public function __construct(Wire $wire, string $runtimeDir)
     {
@@ -110,13 +120,14 @@ final class Harness
         $this->style = $r->u8();
         $this->timeoutNs = $r->u64() * 1000000;
         $this->flushIntervalNs = $r->u64() * 1000000;
+        $this->dedupTraces = $r->u8() === 1;
 
         $this->installSignals();
         $this->load($targetPath);
         $this->phase = 'idle';
 
         while (true) {
-            $payload = $this->wire->receive();
+            $payload = \array_shift($this->deferred) ?? $this->wire->receive();
             if ($payload === null) {
                 break;
             }
@@ -206,16 +217,18 @@ final class Harness
             return null;
         }
         $this->wire->send(\pack('V', Wire::EV_SOURCE_REQUEST) . Wire::bytes($path));
-        $reply = $this->wire->receive();
-        if ($reply === null) {
-            exit(70);
+        while (true) {
+            $reply = $this->wire->receive();
+            if ($reply === null) {
+                exit(70);
+            }
+            $r = new WireReader($reply);
+            if ($r->u32() === Wire::REQ_SOURCE) {
+                return $r->u8() === 1 ? $r->bytes() : null;
+            }
+            // The engine queues the next batch early; it runs after this one.
+            $this->deferred[] = $reply;
         }
-        $r = new WireReader($reply);
-        if ($r->u32() !== Wire::REQ_SOURCE) {
-            \fwrite(\STDERR, "php-fuzz harness: expected a Source reply\n");
-            exit(70);
-        }
-        return $r->u8() === 1 ? $r->bytes() : null;
     }
 
     /** @param list<string> $inputs */
@@ -261,9 +274,26 @@ final class Harness
                 $status = Wire::WARNING;
                 $problem = $this->warning;
             }
-            $coverage = $traceStyle ? FuzzingContext::$trace : self::encodeEdges();
-            $this->pending .= \chr($status) . \pack('P', \strlen($coverage)) . $coverage
-                . ($problem === null ? "\0" : "\1" . $problem);
+            if ($problem === null && $traceStyle && $this->dedupTraces) {
+                // A run that went exactly like an earlier one is sent as its
+                // trace's hash alone: most mutants take known paths.
+                $coverage = FuzzingContext::$trace;
+                $hash = \hash('xxh3', $coverage, true);
+                if (isset($this->seenTraces[$hash])) {
+                    $this->pending .= "\0\1" . $hash . "\0\0\0\0\0\0\0\0\0";
+                } else {
+                    if (++$this->seenCount > self::MAX_SEEN_TRACES) {
+                        $this->seenTraces = [];
+                        $this->seenCount = 1;
+                    }
+                    $this->seenTraces[$hash] = true;
+                    $this->pending .= "\0\0" . $hash . \pack('P', \strlen($coverage)) . $coverage . "\0";
+                }
+            } else {
+                $coverage = $traceStyle ? FuzzingContext::$trace : self::encodeEdges();
+                $this->pending .= \chr($status) . "\0\0\0\0\0\0\0\0\0" . \pack('P', \strlen($coverage)) . $coverage
+                    . ($problem === null ? "\0" : "\1" . $problem);
+            }
             $this->pendingCount++;
             if (\hrtime(true) >= $nextFlush) {
                 $this->flush();

@@ -61,7 +61,8 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--jobs must be at least 1");
     }
     for dict in &args.dictionaries {
-        std::fs::metadata(dict).with_context(|| format!("cannot read dictionary {}", dict.display()))?;
+        std::fs::metadata(dict)
+            .with_context(|| format!("cannot read dictionary {}", dict.display()))?;
     }
     let out = Arc::new(Output::new(args.quiet));
     let corpus = match &args.corpus {
@@ -72,7 +73,10 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
                 .tempdir()
                 .context("cannot create a temporary corpus directory")?
                 .keep();
-            out.line(&format!("INFO: no corpus directory given; using {}", dir.display()));
+            out.line(&format!(
+                "INFO: no corpus directory given; using {}",
+                dir.display()
+            ));
             dir
         }
     };
@@ -90,9 +94,21 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         reload: args.reload.map(Duration::from_secs_f64),
     };
     let interrupted = install_interrupt_handler()?;
-    let summary = fuzz(session.config, session.sources, &corpus, options, interrupted, Arc::clone(&out))?;
+    let summary = fuzz(
+        session.config,
+        session.sources,
+        &corpus,
+        options,
+        interrupted,
+        Arc::clone(&out),
+    )?;
     print_summary(&out, &summary);
-    Ok(exit_codes::for_findings(summary.crashes.iter().map(|c| exit_codes::kind_from_name(&c.record.kind))))
+    Ok(exit_codes::for_findings(
+        summary
+            .crashes
+            .iter()
+            .map(|c| exit_codes::kind_from_name(&c.record.kind)),
+    ))
 }
 
 /// First Ctrl-C (or SIGTERM) stops gracefully; a second one exits at once.
@@ -125,14 +141,18 @@ fn print_summary(out: &Output, s: &FuzzSummary) {
         s.corpus_dir.display()
     ));
     out.line(&format!(
-        "     harness started {} times ({} restarts for memory growth); seed {}",
-        s.harness_starts, s.memory_restarts, s.seed
+        "     harness started {} times ({} restarts for memory growth); peak RSS: engine {} MB, harness {} MB; seed {}",
+        s.harness_starts, s.memory_restarts, s.engine_peak_rss_mb, s.harness_peak_rss_mb, s.seed
     ));
     if s.crashes.is_empty() {
         out.line("==== No crashes found.");
         return;
     }
-    out.line(&format!("==== {} distinct crashes ({} new this run):", s.crashes.len(), s.new_crashes));
+    out.line(&format!(
+        "==== {} distinct crashes ({} new this run):",
+        s.crashes.len(),
+        s.new_crashes
+    ));
     for crash in &s.crashes {
         let r = &crash.record;
         let first = r.message.lines().next().unwrap_or("");

@@ -38,7 +38,9 @@ pub enum StyleArg {
 
 fn parse_ini(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.to_string())),
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_string(), value.to_string()))
+        }
         _ => Err(format!("expected KEY=VALUE, got `{s}`")),
     }
 }
@@ -53,13 +55,20 @@ impl HarnessArgs {
     pub fn session(&self, target: &Path) -> anyhow::Result<Session> {
         let target = check_target(target)?;
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            bail!("--timeout must be a positive number of seconds, got {}", self.timeout);
+            bail!(
+                "--timeout must be a positive number of seconds, got {}",
+                self.timeout
+            );
         }
         if self.rss_limit_mb < 32 {
-            bail!("--rss-limit-mb must be at least 32, got {}", self.rss_limit_mb);
+            bail!(
+                "--rss-limit-mb must be at least 32, got {}",
+                self.rss_limit_mb
+            );
         }
         let php = PhpBinary::probe(&self.php)?;
-        let runtime = Runtime::unpack().context("cannot unpack the PHP runtime into a temporary directory")?;
+        let runtime = Runtime::unpack()
+            .context("cannot unpack the PHP runtime into a temporary directory")?;
         let mut config = HarnessConfig::new(php, Arc::new(runtime), target);
         config.ini = self.ini.clone();
         config.timeout = Duration::from_secs_f64(self.timeout);
@@ -69,18 +78,27 @@ impl HarnessArgs {
             StyleArg::Trace => StubStyle::Trace,
             StyleArg::EdgeMap => StubStyle::EdgeMap,
         };
-        Ok(Session { config: Arc::new(config), sources: Arc::new(SourceServer::new(style)) })
+        Ok(Session {
+            config: Arc::new(config),
+            sources: Arc::new(SourceServer::new(style)),
+        })
     }
 }
 
 fn check_target(target: &Path) -> anyhow::Result<PathBuf> {
     let meta = std::fs::metadata(target).map_err(|err| match err.kind() {
-        std::io::ErrorKind::NotFound => anyhow::anyhow!("target file not found: {}", target.display()),
+        std::io::ErrorKind::NotFound => {
+            anyhow::anyhow!("target file not found: {}", target.display())
+        }
         _ => anyhow::anyhow!("cannot read target file {}: {err}", target.display()),
     })?;
     if !meta.is_file() {
-        bail!("target must be a PHP file, but {} is a directory", target.display());
+        bail!(
+            "target must be a PHP file, but {} is a directory",
+            target.display()
+        );
     }
-    std::fs::File::open(target).with_context(|| format!("cannot read target file {}", target.display()))?;
+    std::fs::File::open(target)
+        .with_context(|| format!("cannot read target file {}", target.display()))?;
     std::fs::canonicalize(target).with_context(|| format!("cannot resolve {}", target.display()))
 }

@@ -37,7 +37,8 @@ fn style(arg: StyleArg) -> StubStyle {
 
 pub fn run(args: &InstrumentArgs) -> anyhow::Result<ExitCode> {
     for path in &args.paths {
-        std::fs::metadata(path).map_err(|err| anyhow::anyhow!("{}: {}", path.display(), io_reason(&err)))?;
+        std::fs::metadata(path)
+            .map_err(|err| anyhow::anyhow!("{}: {}", path.display(), io_reason(&err)))?;
     }
     match &args.out {
         None => print_instrumented(args),
@@ -54,7 +55,8 @@ fn io_reason(err: &std::io::Error) -> String {
 }
 
 fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).map_err(|err| anyhow::anyhow!("{}: cannot read: {}", path.display(), io_reason(&err)))
+    std::fs::read(path)
+        .map_err(|err| anyhow::anyhow!("{}: cannot read: {}", path.display(), io_reason(&err)))
 }
 
 fn print_instrumented(args: &InstrumentArgs) -> anyhow::Result<ExitCode> {
@@ -62,7 +64,10 @@ fn print_instrumented(args: &InstrumentArgs) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     for path in &args.paths {
         if path.is_dir() {
-            bail!("{}: is a directory; use --out DIR to instrument a tree", path.display());
+            bail!(
+                "{}: is a directory; use --out DIR to instrument a tree",
+                path.display()
+            );
         }
         let source = read(path)?;
         let text = match php_fuzz_instrument::instrument(&source, &mut ids, style(args.stub))? {
@@ -104,7 +109,8 @@ fn mirror(args: &InstrumentArgs, out: &Path) -> anyhow::Result<ExitCode> {
     let out_abs = absolute(out)?;
     let mut jobs = Vec::new();
     for path in &args.paths {
-        let abs = std::fs::canonicalize(path).with_context(|| format!("{}: cannot resolve", path.display()))?;
+        let abs = std::fs::canonicalize(path)
+            .with_context(|| format!("{}: cannot resolve", path.display()))?;
         if out_abs.starts_with(&abs) && abs.is_dir() {
             bail!(
                 "{}: the output directory {} is inside this input tree; choose one outside it",
@@ -120,20 +126,38 @@ fn mirror(args: &InstrumentArgs, out: &Path) -> anyhow::Result<ExitCode> {
                     anyhow::anyhow!("{at}: cannot read: {err}")
                 })?;
                 if entry.file_type().is_file() {
-                    let rel = entry.path().strip_prefix(&abs).expect("walkdir stays inside");
-                    jobs.push(Job { from: entry.path().to_path_buf(), to: out.join(&base).join(rel), shown: entry.path().to_path_buf() });
+                    let rel = entry
+                        .path()
+                        .strip_prefix(&abs)
+                        .expect("walkdir stays inside");
+                    jobs.push(Job {
+                        from: entry.path().to_path_buf(),
+                        to: out.join(&base).join(rel),
+                        shown: entry.path().to_path_buf(),
+                    });
                 }
             }
         } else {
             let name = abs.file_name().map(PathBuf::from).unwrap_or_default();
-            jobs.push(Job { from: abs.clone(), to: out.join(name), shown: abs });
+            jobs.push(Job {
+                from: abs.clone(),
+                to: out.join(name),
+                shown: abs,
+            });
         }
     }
     let threads = args.jobs.unwrap_or(0);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().context("cannot start worker threads")?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start worker threads")?;
     let ids = Mutex::new(BlockIdAllocator::new());
     let style = style(args.stub);
-    let results: Vec<anyhow::Result<FileResult>> = pool.install(|| jobs.par_iter().map(|job| mirror_one(job, style, &ids)).collect());
+    let results: Vec<anyhow::Result<FileResult>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|job| mirror_one(job, style, &ids))
+            .collect()
+    });
 
     let mut files = 0;
     let mut instrumented = 0;
@@ -152,14 +176,25 @@ fn mirror(args: &InstrumentArgs, out: &Path) -> anyhow::Result<ExitCode> {
                 blocks += file_blocks.len();
                 map.push((job.shown.display().to_string(), file_blocks));
             }
-            FileKind::Skipped(line) => skipped.push(format!("{}:{line}: tree-sitter-php cannot parse it", job.shown.display())),
+            FileKind::Skipped(line) => skipped.push(format!(
+                "{}:{line}: tree-sitter-php cannot parse it",
+                job.shown.display()
+            )),
         }
     }
-    let map_json: Vec<BlockMapFile<'_>> = map.iter().map(|(path, blocks)| BlockMapFile { path: path.clone(), blocks }).collect();
+    let map_json: Vec<BlockMapFile<'_>> = map
+        .iter()
+        .map(|(path, blocks)| BlockMapFile {
+            path: path.clone(),
+            blocks,
+        })
+        .collect();
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
     let map_path = out.join("php-fuzz-blocks.json");
-    let json = serde_json::to_vec_pretty(&serde_json::json!({ "files": map_json })).context("cannot encode the block map")?;
-    std::fs::write(&map_path, json).with_context(|| format!("{}: cannot write", map_path.display()))?;
+    let json = serde_json::to_vec_pretty(&serde_json::json!({ "files": map_json }))
+        .context("cannot encode the block map")?;
+    std::fs::write(&map_path, json)
+        .with_context(|| format!("{}: cannot write", map_path.display()))?;
 
     let secs = started.elapsed().as_secs_f64();
     println!(
@@ -188,35 +223,52 @@ struct FileResult {
     kind: FileKind,
 }
 
-fn mirror_one(job: &Job, style: StubStyle, ids: &Mutex<BlockIdAllocator>) -> anyhow::Result<FileResult> {
+fn mirror_one(
+    job: &Job,
+    style: StubStyle,
+    ids: &Mutex<BlockIdAllocator>,
+) -> anyhow::Result<FileResult> {
     let source = read(&job.from)?;
     if let Some(parent) = job.to.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("{}: cannot create", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("{}: cannot create", parent.display()))?;
     }
-    let is_php = job.from.extension().is_some_and(|e| e.eq_ignore_ascii_case("php"));
+    let is_php = job
+        .from
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("php"));
     let (bytes, kind) = if is_php {
         let outcome = php_fuzz_instrument::instrument_with(&source, style, |count| {
-            ids.lock().unwrap_or_else(|p| p.into_inner()).allocate(count)
+            ids.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .allocate(count)
         })?;
         match outcome {
             Outcome::Instrumented(result) => {
-                std::fs::write(&job.to, &result.source).with_context(|| format!("{}: cannot write", job.to.display()))?;
+                std::fs::write(&job.to, &result.source)
+                    .with_context(|| format!("{}: cannot write", job.to.display()))?;
                 (source.len(), FileKind::Instrumented(result.blocks))
             }
             Outcome::Skipped(SkipReason::ParseError { line }) => {
-                std::fs::write(&job.to, &source).with_context(|| format!("{}: cannot write", job.to.display()))?;
+                std::fs::write(&job.to, &source)
+                    .with_context(|| format!("{}: cannot write", job.to.display()))?;
                 (source.len(), FileKind::Skipped(line))
             }
         }
     } else {
-        std::fs::write(&job.to, &source).with_context(|| format!("{}: cannot write", job.to.display()))?;
+        std::fs::write(&job.to, &source)
+            .with_context(|| format!("{}: cannot write", job.to.display()))?;
         (source.len(), FileKind::Copied)
     };
     Ok(FileResult { bytes, kind })
 }
 
 fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
-    let abs = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir()?.join(path) };
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(path)
+    };
     // Resolve what exists of it, so symlinks and `..` compare correctly.
     let mut existing = abs.clone();
     let mut rest = Vec::new();

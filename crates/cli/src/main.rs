@@ -13,7 +13,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "php-fuzz", version, about = "Coverage-guided fuzzer for PHP libraries")]
+#[command(
+    name = "php-fuzz",
+    version,
+    about = "Coverage-guided fuzzer for PHP libraries"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -29,11 +29,15 @@ pub struct MinimizeArgs {
 }
 
 pub fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
-    let input = std::fs::read(&args.input).with_context(|| format!("cannot read input {}", args.input.display()))?;
+    let input = std::fs::read(&args.input)
+        .with_context(|| format!("cannot read input {}", args.input.display()))?;
     let session = args.harness.session(&args.target)?;
     let mut executor = Executor::new(session.config, Arc::clone(&session.sources));
     executor.start()?;
-    let options = MinimizeOptions { max_runs: args.max_runs, max_time: args.max_time.map(Duration::from_secs_f64) };
+    let options = MinimizeOptions {
+        max_runs: args.max_runs,
+        max_time: args.max_time.map(Duration::from_secs_f64),
+    };
     let started = Instant::now();
     let mut last_print = Instant::now();
     let original = input.len();
@@ -41,13 +45,20 @@ pub fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     let outcome = minimize(&mut executor, &input, &options, |size, runs| {
         if last_print.elapsed() >= Duration::from_millis(500) || size <= 16 {
             last_print = Instant::now();
-            eprintln!("  size {size}/{original} bytes after {runs} runs, {:.1} s", started.elapsed().as_secs_f64());
+            eprintln!(
+                "  size {size}/{original} bytes after {runs} runs, {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
         }
     })?;
     std::fs::create_dir_all(&args.artifact_dir)
         .with_context(|| format!("cannot create {}", args.artifact_dir.display()))?;
-    let path = args.artifact_dir.join(format!("minimized-{}.txt", php_fuzz_corpus::content_hash(&outcome.input)));
-    std::fs::write(&path, &outcome.input).with_context(|| format!("cannot write {}", path.display()))?;
+    let path = args.artifact_dir.join(format!(
+        "minimized-{}.txt",
+        php_fuzz_corpus::content_hash(&outcome.input)
+    ));
+    std::fs::write(&path, &outcome.input)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     let status = if outcome.one_minimal {
         "1-minimal: removing or simplifying any single byte loses the crash"
     } else {

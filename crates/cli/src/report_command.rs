@@ -7,7 +7,9 @@ use std::time::Instant;
 use anyhow::Context;
 use php_fuzz_engine::{BlockHits, collect_inputs, replay};
 use php_fuzz_harness::{Coverage, Executor};
-use php_fuzz_report::{BlockHits as ReportBlock, FileCoverage, ReplayCrash, ReportInput, write_report};
+use php_fuzz_report::{
+    BlockHits as ReportBlock, FileCoverage, ReplayCrash, ReportInput, write_report,
+};
 
 use crate::harness_args::HarnessArgs;
 
@@ -31,7 +33,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let load_coverage = executor.start()?.load_coverage.clone();
     let mut hits = BlockHits::new();
     // What loading the target ran (top-level code of the included files) counts once.
-    hits.add(Coverage { style: session.sources.style(), earlier: None, last: &load_coverage });
+    hits.add(Coverage {
+        style: session.sources.style(),
+        earlier: None,
+        last: &load_coverage,
+    });
     let mut crashes = Vec::new();
     replay(&mut executor, &files, true, |r| {
         match r.crash {
@@ -63,7 +69,14 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         .map(|file| FileCoverage {
             path: file.path.clone(),
             source: file.original.to_vec(),
-            blocks: file.blocks.iter().map(|b| ReportBlock { block: b.clone(), hits: hits.get(b.id) }).collect(),
+            blocks: file
+                .blocks
+                .iter()
+                .map(|b| ReportBlock {
+                    block: b.clone(),
+                    hits: hits.get(b.id),
+                })
+                .collect(),
         })
         .collect::<Vec<_>>();
     let input = ReportInput {
@@ -74,11 +87,16 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         files: report_files,
         crashes,
     };
-    let summary = write_report(&input, &args.out).with_context(|| format!("cannot write the report to {}", args.out.display()))?;
+    let summary = write_report(&input, &args.out)
+        .with_context(|| format!("cannot write the report to {}", args.out.display()))?;
     for warning in session.sources.take_warnings() {
         eprintln!("WARNING: {warning}");
     }
-    let percent = if summary.blocks == 0 { 0.0 } else { 100.0 * summary.covered_blocks as f64 / summary.blocks as f64 };
+    let percent = if summary.blocks == 0 {
+        0.0
+    } else {
+        100.0 * summary.covered_blocks as f64 / summary.blocks as f64
+    };
     println!(
         "{} corpus entries replayed in {:.2} s ({} crashed and were skipped); {} files, {}/{} blocks covered ({percent:.1} %)",
         files.len(),
@@ -88,10 +106,16 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         summary.covered_blocks,
         summary.blocks
     );
-    println!("report: {} (also coverage.json and lcov.info), {:.2} s in all", summary.index.display(), started.elapsed().as_secs_f64());
+    println!(
+        "report: {} (also coverage.json and lcov.info), {:.2} s in all",
+        summary.index.display(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 fn utc_now() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M UTC").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%d %H:%M UTC")
+        .to_string()
 }

@@ -27,7 +27,14 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
     let session = args.harness.session(&args.target)?;
     let files = collect_inputs(&args.inputs)?;
     if files.is_empty() {
-        anyhow::bail!("no input files found in {}", args.inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        anyhow::bail!(
+            "no input files found in {}",
+            args.inputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     let mut executor = Executor::new(session.config, std::sync::Arc::clone(&session.sources));
     let info = executor.start()?.clone();
@@ -52,10 +59,17 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
                 let label = match crash.kind {
                     CrashKind::Timeout => "TIMEOUT",
                     CrashKind::OutOfMemory => "OUT OF MEMORY",
-                    CrashKind::Fatal | CrashKind::HarnessDied | CrashKind::StackOverflow | CrashKind::Exit => "FATAL",
+                    CrashKind::Fatal
+                    | CrashKind::HarnessDied
+                    | CrashKind::StackOverflow
+                    | CrashKind::Exit => "FATAL",
                     _ => "CRASH",
                 };
-                text.push_str(&format!("{}: {label} ({})\n", r.path.display(), crash.kind.name()));
+                text.push_str(&format!(
+                    "{}: {label} ({})\n",
+                    r.path.display(),
+                    crash.kind.name()
+                ));
                 text.push_str(&format!("  {}\n", crash.problem.headline()));
                 for line in crash.problem.message.lines().skip(1) {
                     text.push_str(&format!("  {line}\n"));
@@ -68,11 +82,22 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
                 }
                 if let Some(stderr) = crash.stderr.as_deref().filter(|s| !s.trim().is_empty()) {
                     text.push_str("  php stderr:\n");
-                    for line in stderr.lines().rev().take(10).collect::<Vec<_>>().into_iter().rev() {
+                    for line in stderr
+                        .lines()
+                        .rev()
+                        .take(10)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                    {
                         text.push_str(&format!("    {line}\n"));
                     }
                 }
-                text.push_str(&format!("  input ({} bytes): {}\n", r.input.len(), preview(r.input, 200)));
+                text.push_str(&format!(
+                    "  input ({} bytes): {}\n",
+                    r.input.len(),
+                    preview(r.input, 200)
+                ));
             }
         }
         if let Some(blocks) = &r.blocks {
@@ -82,7 +107,9 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
                 .into_iter()
                 .filter_map(|(id, hits)| sources.locate(id).map(|l| (l, hits)))
                 .collect();
-            rows.sort_by(|a, b| (&a.0.path, a.0.block.byte_offset).cmp(&(&b.0.path, b.0.block.byte_offset)));
+            rows.sort_by(|a, b| {
+                (&a.0.path, a.0.block.byte_offset).cmp(&(&b.0.path, b.0.block.byte_offset))
+            });
             text.push_str(&format!("  blocks run: {}\n", rows.len()));
             for (loc, hits) in rows {
                 text.push_str(&format!(
@@ -105,7 +132,14 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
     let detail = if kinds.is_empty() {
         String::new()
     } else {
-        format!(" ({})", kinds.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", "))
+        format!(
+            " ({})",
+            kinds
+                .iter()
+                .map(|(k, n)| format!("{n} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     };
     let summary = format!(
         "== {} input{}: {ok} ok, {crashed} failed{detail}\n",

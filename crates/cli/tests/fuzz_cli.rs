@@ -32,17 +32,42 @@ fn find_first_bug(target: &str, extra: &[&str]) -> (tempfile::TempDir, common::R
     (dir, run)
 }
 
-fn assert_single_artifact(dir: &Path, prefix: &str, kind: &str, file_suffix: &str, line: u64, run: &common::Run) -> serde_json::Value {
+fn assert_single_artifact(
+    dir: &Path,
+    prefix: &str,
+    kind: &str,
+    file_suffix: &str,
+    line: u64,
+    run: &common::Run,
+) -> serde_json::Value {
     let found = artifacts(dir, prefix);
-    assert_eq!(found.len(), 1, "one {prefix} artifact expected\n{}", run.all());
+    assert_eq!(
+        found.len(),
+        1,
+        "one {prefix} artifact expected\n{}",
+        run.all()
+    );
     let record = sidecar(&found[0]);
     assert_eq!(record["kind"], kind, "{record:#}\n{}", run.all());
-    assert!(record["file"].as_str().unwrap().ends_with(file_suffix), "{record:#}");
+    assert!(
+        record["file"].as_str().unwrap().ends_with(file_suffix),
+        "{record:#}"
+    );
     assert_eq!(record["line"], line, "{record:#}");
     let input = fs::read(&found[0]).unwrap();
     assert_eq!(record["input_size"], input.len() as u64);
-    assert!(record["reproduce"].as_str().unwrap().contains("php-fuzz run-single"), "{record:#}");
-    assert!(run.stderr().contains("reproduce: php-fuzz run-single"), "{}", run.all());
+    assert!(
+        record["reproduce"]
+            .as_str()
+            .unwrap()
+            .contains("php-fuzz run-single"),
+        "{record:#}"
+    );
+    assert!(
+        run.stderr().contains("reproduce: php-fuzz run-single"),
+        "{}",
+        run.all()
+    );
     record
 }
 
@@ -50,16 +75,28 @@ fn assert_single_artifact(dir: &Path, prefix: &str, kind: &str, file_suffix: &st
 fn finds_a_nested_byte_by_byte_check() {
     let (dir, run) = find_first_bug("targets/nested_bytes.php", &[]);
     assert_eq!(run.code(), 77, "{}", run.all());
-    let record = assert_single_artifact(dir.path(), "crash-", "exception", "nested_bytes.php", 17, &run);
+    let record = assert_single_artifact(
+        dir.path(),
+        "crash-",
+        "exception",
+        "nested_bytes.php",
+        17,
+        &run,
+    );
     assert_eq!(record["class"], "Error");
-    assert!(fs::read(artifacts(dir.path(), "crash-")[0].clone()).unwrap().starts_with(b"BUG"));
+    assert!(
+        fs::read(artifacts(dir.path(), "crash-")[0].clone())
+            .unwrap()
+            .starts_with(b"BUG")
+    );
 }
 
 #[test]
 fn finds_a_type_error() {
     let (dir, run) = find_first_bug("targets/type_error.php", &[]);
     assert_eq!(run.code(), 77, "{}", run.all());
-    let record = assert_single_artifact(dir.path(), "crash-", "exception", "type_error.php", 5, &run);
+    let record =
+        assert_single_artifact(dir.path(), "crash-", "exception", "type_error.php", 5, &run);
     assert_eq!(record["class"], "TypeError");
 }
 
@@ -67,8 +104,20 @@ fn finds_a_type_error() {
 fn finds_a_string_offset_warning() {
     let (dir, run) = find_first_bug("targets/warning_offset.php", &[]);
     assert_eq!(run.code(), 77, "{}", run.all());
-    let record = assert_single_artifact(dir.path(), "crash-", "warning", "warning_offset.php", 5, &run);
-    assert!(record["message"].as_str().unwrap().contains("Uninitialized string offset"));
+    let record = assert_single_artifact(
+        dir.path(),
+        "crash-",
+        "warning",
+        "warning_offset.php",
+        5,
+        &run,
+    );
+    assert!(
+        record["message"]
+            .as_str()
+            .unwrap()
+            .contains("Uninitialized string offset")
+    );
 }
 
 #[test]
@@ -79,7 +128,10 @@ fn finds_an_infinite_loop_as_a_timeout() {
     assert_eq!(found.len(), 1, "{}", run.all());
     let record = sidecar(&found[0]);
     assert_eq!(record["kind"], "timeout");
-    assert!(record["trace"].as_str().unwrap().contains("spin()"), "{record:#}");
+    assert!(
+        record["trace"].as_str().unwrap().contains("spin()"),
+        "{record:#}"
+    );
     assert!(fs::read(&found[0]).unwrap().starts_with(b"LOO"));
 }
 
@@ -103,7 +155,10 @@ fn finds_infinite_recursion() {
     let record = sidecar(&found[0]);
     assert_eq!(record["kind"], "stack-overflow", "{record:#}");
     assert!(record["file"].as_str().unwrap().ends_with("recursion.php"));
-    assert!(record["note"].as_str().unwrap_or("").contains("recursion"), "{record:#}");
+    assert!(
+        record["note"].as_str().unwrap_or("").contains("recursion"),
+        "{record:#}"
+    );
 }
 
 #[test]
@@ -114,13 +169,25 @@ fn finds_exit_inside_the_target() {
     assert_eq!(found.len(), 1, "{}", run.all());
     let record = sidecar(&found[0]);
     assert_eq!(record["kind"], "exit");
-    assert!(record["file"].as_str().unwrap().ends_with("exit_in_target.php"));
+    assert!(
+        record["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("exit_in_target.php")
+    );
 }
 
 #[test]
 fn finds_a_crash_in_a_lazily_autoloaded_class() {
     let (dir, run) = find_first_bug("targets/autoloaded_crash.php", &[]);
     assert_eq!(run.code(), 77, "{}", run.all());
-    let record = assert_single_artifact(dir.path(), "crash-", "exception", "lib/LazyParser.php", 15, &run);
+    let record = assert_single_artifact(
+        dir.path(),
+        "crash-",
+        "exception",
+        "lib/LazyParser.php",
+        15,
+        &run,
+    );
     assert_eq!(record["class"], "TypeError");
 }

@@ -47,7 +47,9 @@ pub struct ArtifactDir {
 impl ArtifactDir {
     pub fn open(dir: &Path) -> Result<ArtifactDir, CorpusError> {
         fs::create_dir_all(dir).map_err(io_error(dir, "cannot create the artifact directory"))?;
-        Ok(ArtifactDir { dir: dir.to_path_buf() })
+        Ok(ArtifactDir {
+            dir: dir.to_path_buf(),
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -56,26 +58,39 @@ impl ArtifactDir {
 
     /// The path an input would be saved at.
     pub fn input_path(&self, prefix: &str, input: &[u8]) -> PathBuf {
-        self.dir.join(format!("{prefix}-{}.txt", content_hash(input)))
+        self.dir
+            .join(format!("{prefix}-{}.txt", content_hash(input)))
     }
 
     /// Saves the exact input bytes first, then the sidecar. `record`'s
     /// `input_file` and `sha1` are filled in here.
-    pub fn save(&self, prefix: &str, input: &[u8], record: &mut CrashRecord) -> Result<SavedArtifact, CorpusError> {
+    pub fn save(
+        &self,
+        prefix: &str,
+        input: &[u8],
+        record: &mut CrashRecord,
+    ) -> Result<SavedArtifact, CorpusError> {
         let input_path = self.input_path(prefix, input);
         write_atomically(&input_path, input)?;
         record.sha1 = content_hash(input);
         record.input_file = input_path.display().to_string();
         record.input_size = input.len();
         let sidecar = input_path.with_extension("json");
-        let mut json = serde_json::to_vec_pretty(record).map_err(|source| CorpusError::Sidecar { path: sidecar.clone(), source })?;
+        let mut json =
+            serde_json::to_vec_pretty(record).map_err(|source| CorpusError::Sidecar {
+                path: sidecar.clone(),
+                source,
+            })?;
         json.push(b'\n');
         if !write_atomically(&sidecar, &json)? {
             // Same input found again with a different report: keep the newest.
             fs::remove_file(&sidecar).map_err(io_error(&sidecar, "cannot replace"))?;
             write_atomically(&sidecar, &json)?;
         }
-        Ok(SavedArtifact { input: input_path, sidecar })
+        Ok(SavedArtifact {
+            input: input_path,
+            sidecar,
+        })
     }
 
     /// Crash reports already in the directory, for deduplicating across runs.
@@ -89,7 +104,10 @@ impl ArtifactDir {
             .map(|e| e.path())
             .filter(|p| {
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                name.ends_with(".json") && ["crash-", "timeout-", "oom-"].iter().any(|prefix| name.starts_with(prefix))
+                name.ends_with(".json")
+                    && ["crash-", "timeout-", "oom-"]
+                        .iter()
+                        .any(|prefix| name.starts_with(prefix))
             })
             .filter_map(|p| {
                 let record: CrashRecord = serde_json::from_slice(&fs::read(&p).ok()?).ok()?;

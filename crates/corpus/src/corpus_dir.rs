@@ -30,10 +30,16 @@ impl CorpusDir {
     /// Opens `root`, creating it if missing.
     pub fn open(root: &Path) -> Result<CorpusDir, CorpusError> {
         if root.is_file() {
-            return Err(CorpusError::NotADirectory { path: root.to_path_buf() });
+            return Err(CorpusError::NotADirectory {
+                path: root.to_path_buf(),
+            });
         }
         fs::create_dir_all(root).map_err(io_error(root, "cannot create the corpus directory"))?;
-        let mut dir = CorpusDir { root: root.to_path_buf(), owned: HashSet::new(), known: HashSet::new() };
+        let mut dir = CorpusDir {
+            root: root.to_path_buf(),
+            owned: HashSet::new(),
+            known: HashSet::new(),
+        };
         dir.read_journal()?;
         Ok(dir)
     }
@@ -51,9 +57,19 @@ impl CorpusDir {
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(err) => return Err(CorpusError::Io { path, what: "cannot read", source: err }),
+            Err(err) => {
+                return Err(CorpusError::Io {
+                    path,
+                    what: "cannot read",
+                    source: err,
+                });
+            }
         };
-        for name in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.contains('/')) {
+        for name in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.contains('/'))
+        {
             self.owned.insert(self.root.join(name));
         }
         Ok(())
@@ -78,7 +94,11 @@ impl CorpusDir {
         for entry in walker {
             let entry = entry.map_err(|err| {
                 let path = err.path().unwrap_or(&self.root).to_path_buf();
-                CorpusError::Io { path, what: "cannot read the corpus", source: err.into() }
+                CorpusError::Io {
+                    path,
+                    what: "cannot read the corpus",
+                    source: err.into(),
+                }
             })?;
             if !entry.file_type().is_file() || self.known.contains(entry.path()) {
                 continue;
@@ -86,7 +106,11 @@ impl CorpusDir {
             let path = entry.path().to_path_buf();
             let data = fs::read(&path).map_err(io_error(&path, "cannot read corpus file"))?;
             self.known.insert(path.clone());
-            files.push(CorpusFile { owned: self.owned.contains(&path), path, data });
+            files.push(CorpusFile {
+                owned: self.owned.contains(&path),
+                path,
+                data,
+            });
         }
         Ok(files)
     }
@@ -107,7 +131,8 @@ impl CorpusDir {
             .append(true)
             .open(&journal)
             .map_err(io_error(&journal, "cannot write"))?;
-        file.write_all(format!("{name}\n").as_bytes()).map_err(io_error(&journal, "cannot write"))?;
+        file.write_all(format!("{name}\n").as_bytes())
+            .map_err(io_error(&journal, "cannot write"))?;
         self.owned.insert(path.clone());
         write_atomically(&path, data)?;
         Ok(path)
@@ -125,7 +150,11 @@ impl CorpusDir {
         match fs::remove_file(path) {
             Ok(()) => Ok(true),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(true),
-            Err(err) => Err(CorpusError::Io { path: path.to_path_buf(), what: "cannot delete", source: err }),
+            Err(err) => Err(CorpusError::Io {
+                path: path.to_path_buf(),
+                what: "cannot delete",
+                source: err,
+            }),
         }
     }
 }
@@ -143,8 +172,14 @@ mod tests {
         fs::write(dir.path().join(".hidden"), b"c").unwrap();
         let mut corpus = CorpusDir::open(dir.path()).unwrap();
         let files = corpus.load_all().unwrap();
-        let names: Vec<_> = files.iter().map(|f| f.path.strip_prefix(dir.path()).unwrap().to_path_buf()).collect();
-        assert_eq!(names, vec![PathBuf::from("seed1"), PathBuf::from("sub/seed2")]);
+        let names: Vec<_> = files
+            .iter()
+            .map(|f| f.path.strip_prefix(dir.path()).unwrap().to_path_buf())
+            .collect();
+        assert_eq!(
+            names,
+            vec![PathBuf::from("seed1"), PathBuf::from("sub/seed2")]
+        );
         assert!(files.iter().all(|f| !f.owned));
         assert!(!corpus.remove_owned(&dir.path().join("seed1")).unwrap());
         assert!(dir.path().join("seed1").exists());
@@ -205,7 +240,8 @@ mod tests {
     #[test]
     fn an_unreadable_entry_is_an_error_naming_it() {
         let dir = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling"))
+            .unwrap();
         let err = CorpusDir::open(dir.path()).unwrap().load_all().unwrap_err();
         assert!(err.to_string().contains("dangling"), "{err}");
     }

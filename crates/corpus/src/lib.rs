@@ -36,7 +36,10 @@ pub enum CorpusError {
     },
 }
 
-pub(crate) fn io_error(path: impl Into<PathBuf>, what: &'static str) -> impl FnOnce(std::io::Error) -> CorpusError {
+pub(crate) fn io_error(
+    path: impl Into<PathBuf>,
+    what: &'static str,
+) -> impl FnOnce(std::io::Error) -> CorpusError {
     let path = path.into();
     move |source| CorpusError::Io { path, what, source }
 }
@@ -50,10 +53,15 @@ pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bo
         .prefix(".php-fuzz-tmp-")
         .tempfile_in(dir)
         .map_err(io_error(dir, "cannot create a file in this directory"))?;
-    file.write_all(data).map_err(io_error(file.path(), "cannot write"))?;
+    file.write_all(data)
+        .map_err(io_error(file.path(), "cannot write"))?;
     match file.persist_noclobber(path) {
         Ok(_) => Ok(true),
         Err(err) if err.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(err) => Err(CorpusError::Io { path: path.to_path_buf(), what: "cannot write", source: err.error }),
+        Err(err) => Err(CorpusError::Io {
+            path: path.to_path_buf(),
+            what: "cannot write",
+            source: err.error,
+        }),
     }
 }

@@ -5,7 +5,7 @@
 //! bucketed hit count: `(bucket << 56) | edge`, with the eight buckets
 //! 1, 2, 3, 4–7, 8–15, 16–31, 32–127 and 128+ (as libFuzzer and php-fuzzer).
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 pub type Edge = u64;
 pub type Feature = u64;
@@ -31,7 +31,11 @@ const BUCKETS: [u8; 128] = {
 /// Bucket of a hit count (count ≥ 1).
 #[inline]
 pub fn bucket(count: u32) -> u8 {
-    if count < 128 { BUCKETS[count as usize] } else { 7 }
+    if count < 128 {
+        BUCKETS[count as usize]
+    } else {
+        7
+    }
 }
 
 #[inline]
@@ -49,11 +53,36 @@ pub fn edge_of(feature: Feature) -> Edge {
     feature & ((1 << 56) - 1)
 }
 
-/// Counts edge hits for one run. Reused across runs: `clear()` keeps the memory.
-#[derive(Debug, Default)]
+/// Counts edge hits for one run. Reused across runs: `clear()` is O(1) in
+/// the table size, so a long run early on does not slow every later one.
+#[derive(Debug)]
 pub struct EdgeCounter {
-    counts: FxHashMap<Edge, u32>,
+    /// Open addressing; a slot belongs to this run if its stamp is current.
+    slots: Vec<Slot>,
+    stamp: u32,
+    /// Indices of the slots this run uses, in first-use order.
+    used: Vec<u32>,
     prev: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    edge: Edge,
+    count: u32,
+    stamp: u32,
+}
+
+const INITIAL_SLOTS: usize = 1 << 10;
+
+impl Default for EdgeCounter {
+    fn default() -> Self {
+        EdgeCounter {
+            slots: vec![Slot::default(); INITIAL_SLOTS],
+            stamp: 1,
+            used: Vec::new(),
+            prev: 0,
+        }
+    }
 }
 
 impl EdgeCounter {
@@ -63,8 +92,49 @@ impl EdgeCounter {
 
     /// Starts a new run.
     pub fn clear(&mut self) {
-        self.counts.clear();
+        self.used.clear();
         self.prev = 0;
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.slots.fill(Slot::default());
+            self.stamp = 1;
+        }
+    }
+
+    #[inline]
+    fn slot_for(&mut self, edge: Edge) -> &mut Slot {
+        let mask = self.slots.len() - 1;
+        let mut index = (edge.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask;
+        loop {
+            let slot = self.slots[index];
+            if slot.stamp != self.stamp {
+                if (self.used.len() + 1) * 2 > self.slots.len() {
+                    self.grow();
+                    return self.slot_for(edge);
+                }
+                self.slots[index] = Slot {
+                    edge,
+                    count: 0,
+                    stamp: self.stamp,
+                };
+                self.used.push(index as u32);
+                return &mut self.slots[index];
+            }
+            if slot.edge == edge {
+                return &mut self.slots[index];
+            }
+            index = (index + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let live: Vec<(Edge, u32)> = self.edges().collect();
+        self.slots = vec![Slot::default(); self.slots.len() * 2];
+        self.stamp = 1;
+        self.used.clear();
+        for (edge, count) in live {
+            self.slot_for(edge).count = count;
+        }
     }
 
     /// Adds a piece of block trace: 4-byte little-endian block ids, in the
@@ -73,7 +143,8 @@ impl EdgeCounter {
         let mut prev = self.prev;
         for id in trace.chunks_exact(4) {
             let block = u32::from_le_bytes([id[0], id[1], id[2], id[3]]);
-            *self.counts.entry(edge(prev, block)).or_insert(0) += 1;
+            let slot = self.slot_for(edge(prev, block));
+            slot.count = slot.count.saturating_add(1);
             prev = block;
         }
         self.prev = prev;
@@ -85,17 +156,17 @@ impl EdgeCounter {
         for pair in pairs.chunks_exact(12) {
             let edge = u64::from_le_bytes(pair[..8].try_into().expect("8 bytes"));
             let count = u32::from_le_bytes(pair[8..].try_into().expect("4 bytes"));
-            let slot = self.counts.entry(edge).or_insert(0);
-            *slot = slot.saturating_add(count);
+            let slot = self.slot_for(edge);
+            slot.count = slot.count.saturating_add(count);
         }
     }
 
     /// Adds another counter's edges (an earlier piece of the same run) and
     /// continues from its last block.
     pub fn merge(&mut self, earlier: &EdgeCounter) {
-        for (&edge, &count) in &earlier.counts {
-            let slot = self.counts.entry(edge).or_insert(0);
-            *slot = slot.saturating_add(count);
+        for (edge, count) in earlier.edges() {
+            let slot = self.slot_for(edge);
+            slot.count = slot.count.saturating_add(count);
         }
         self.prev = earlier.prev;
     }
@@ -107,23 +178,36 @@ impl EdgeCounter {
 
     /// Hits over all edges: how many blocks ran.
     pub fn total_hits(&self) -> u64 {
-        self.counts.values().map(|&c| c as u64).sum()
+        self.edges().map(|(_, c)| c as u64).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.counts.is_empty()
+        self.used.is_empty()
     }
 
     pub fn edges(&self) -> impl Iterator<Item = (Edge, u32)> + '_ {
-        self.counts.iter().map(|(&e, &c)| (e, c))
+        self.used.iter().map(|&i| {
+            let slot = &self.slots[i as usize];
+            (slot.edge, slot.count)
+        })
     }
 
     /// This run's features, sorted, into `out` (cleared first).
     pub fn features_into(&self, out: &mut Vec<Feature>) {
         out.clear();
-        out.extend(self.counts.iter().map(|(&e, &c)| feature(e, c)));
+        out.extend(self.edges().map(|(e, c)| feature(e, c)));
         out.sort_unstable();
     }
+}
+
+/// A 64-bit fingerprint of a run's features (sorted), to skip looking up
+/// the features of a run that ran exactly like an earlier one.
+pub fn fingerprint(features: &[Feature]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ features.len() as u64;
+    for &f in features {
+        h = (h ^ f).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+    }
+    h
 }
 
 /// Every feature and edge seen in a session.
@@ -176,7 +260,21 @@ mod tests {
 
     #[test]
     fn buckets_match_libfuzzer() {
-        let expect = [(1, 0), (2, 1), (3, 2), (4, 3), (7, 3), (8, 4), (15, 4), (16, 5), (31, 5), (32, 6), (127, 6), (128, 7), (u32::MAX, 7)];
+        let expect = [
+            (1, 0),
+            (2, 1),
+            (3, 2),
+            (4, 3),
+            (7, 3),
+            (8, 4),
+            (15, 4),
+            (16, 5),
+            (31, 5),
+            (32, 6),
+            (127, 6),
+            (128, 7),
+            (u32::MAX, 7),
+        ];
         for (count, b) in expect {
             assert_eq!(bucket(count), b, "count {count}");
         }
@@ -188,7 +286,16 @@ mod tests {
         counter.add_trace(&trace(&[1, 2, 3, 2, 3, 4]));
         let mut edges: Vec<_> = counter.edges().collect();
         edges.sort();
-        assert_eq!(edges, vec![(edge(0, 1), 1), (edge(1, 2), 1), (edge(2, 3), 2), (edge(3, 2), 1), (edge(3, 4), 1)]);
+        assert_eq!(
+            edges,
+            vec![
+                (edge(0, 1), 1),
+                (edge(1, 2), 1),
+                (edge(2, 3), 2),
+                (edge(3, 2), 1),
+                (edge(3, 4), 1)
+            ]
+        );
     }
 
     #[test]
@@ -221,6 +328,32 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(joined.last_block(), Some(3));
         assert_eq!(joined.total_hits(), 5);
+    }
+
+    #[test]
+    fn the_table_grows_and_clears_without_losing_counts() {
+        let mut counter = EdgeCounter::new();
+        let ids: Vec<u32> = (1..5000).chain(1..5000).collect();
+        counter.add_trace(&trace(&ids));
+        assert_eq!(counter.total_hits(), ids.len() as u64);
+        assert_eq!(
+            counter.edges().filter(|&(_, c)| c == 2).count(),
+            4998,
+            "every edge of the repeated walk twice"
+        );
+        counter.clear();
+        assert!(counter.is_empty());
+        counter.add_trace(&trace(&[7, 7, 7]));
+        let mut edges: Vec<_> = counter.edges().collect();
+        edges.sort();
+        assert_eq!(edges, vec![(edge(0, 7), 1), (edge(7, 7), 2)]);
+    }
+
+    #[test]
+    fn fingerprints_tell_feature_sets_apart() {
+        assert_eq!(fingerprint(&[1, 2, 3]), fingerprint(&[1, 2, 3]));
+        assert_ne!(fingerprint(&[1, 2, 3]), fingerprint(&[1, 2, 4]));
+        assert_ne!(fingerprint(&[1, 2]), fingerprint(&[1, 2, 0]));
     }
 
     #[test]

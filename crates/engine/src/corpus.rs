@@ -19,6 +19,9 @@ pub struct Entry {
     /// Features this entry was the first to reach, sorted. A shorter input
     /// that keeps all of them may replace it (REDUCE).
     pub unique: Vec<Feature>,
+    /// Hash of the trace it runs (0 if unknown): a mutant with the same
+    /// hash ran exactly like it.
+    pub trace_hash: u64,
 }
 
 #[derive(Debug, Default)]
@@ -52,7 +55,10 @@ impl Corpus {
     }
 
     pub fn entries(&self) -> impl Iterator<Item = (EntryId, &Entry)> {
-        self.entries.iter().enumerate().map(|(i, e)| (EntryId(i as u32), e))
+        self.entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (EntryId(i as u32), e))
     }
 
     pub fn max_len(&self) -> usize {
@@ -68,16 +74,17 @@ impl Corpus {
 
     /// Replaces an entry's input by a shorter one that keeps its features.
     /// Returns the replaced entry's path.
-    pub fn replace(&mut self, id: EntryId, data: Vec<u8>, path: Option<PathBuf>, extra_unique: &[Feature]) -> Option<PathBuf> {
+    pub fn replace(
+        &mut self,
+        id: EntryId,
+        data: Vec<u8>,
+        path: Option<PathBuf>,
+        trace_hash: u64,
+    ) -> Option<PathBuf> {
         let entry = &mut self.entries[id.0 as usize];
         self.total_bytes = self.total_bytes - entry.data.len() + data.len();
         entry.data = data;
-        if !extra_unique.is_empty() {
-            entry.unique.extend_from_slice(extra_unique);
-            entry.unique.sort_unstable();
-            entry.unique.dedup();
-            self.dirty = true;
-        }
+        entry.trace_hash = trace_hash;
         std::mem::replace(&mut entry.path, path)
     }
 
@@ -114,7 +121,12 @@ mod tests {
     use rand::SeedableRng;
 
     fn entry(data: &[u8], unique: &[Feature]) -> Entry {
-        Entry { data: data.to_vec(), path: None, unique: unique.to_vec() }
+        Entry {
+            data: data.to_vec(),
+            path: None,
+            unique: unique.to_vec(),
+            trace_hash: 0,
+        }
     }
 
     #[test]
@@ -143,7 +155,7 @@ mod tests {
         let id = corpus.add(entry(b"abcdef", &[1]));
         corpus.add(entry(b"xy", &[2]));
         assert_eq!(corpus.total_bytes(), 8);
-        corpus.replace(id, b"ab".to_vec(), None, &[]);
+        corpus.replace(id, b"ab".to_vec(), None, 7);
         assert_eq!(corpus.total_bytes(), 4);
         assert_eq!(corpus.get(id).data, b"ab");
     }

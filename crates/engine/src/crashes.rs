@@ -46,10 +46,20 @@ impl CrashStore {
         for (sidecar, record) in artifacts.existing() {
             let artifact = sidecar.with_extension("txt");
             if record.target == target && artifact.exists() {
-                known.entry(record.signature.clone()).or_insert(KnownCrash { record, artifact, hits: 0, new: false });
+                known.entry(record.signature.clone()).or_insert(KnownCrash {
+                    record,
+                    artifact,
+                    hits: 0,
+                    new: false,
+                });
             }
         }
-        Ok(CrashStore { artifacts, target: target.to_string(), known, order: Vec::new() })
+        Ok(CrashStore {
+            artifacts,
+            target: target.to_string(),
+            known,
+            order: Vec::new(),
+        })
     }
 
     pub fn artifact_dir(&self) -> &Path {
@@ -82,7 +92,10 @@ impl CrashStore {
             input_file: String::new(),
             input_size: input.len(),
             sha1: String::new(),
-            found_at: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+            found_at: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
             target: self.target.clone(),
             reproduce: format!(
                 "php-fuzz run-single {} {}",
@@ -94,10 +107,12 @@ impl CrashStore {
         };
         let saved = self.artifacts.save(prefix, input, &mut record)?;
         self.order.push(signature.clone());
-        let known = self
-            .known
-            .entry(signature)
-            .or_insert(KnownCrash { record, artifact: saved.input, hits: 1, new: true });
+        let known = self.known.entry(signature).or_insert(KnownCrash {
+            record,
+            artifact: saved.input,
+            hits: 1,
+            new: true,
+        });
         Ok(Recorded::New(known))
     }
 
@@ -114,7 +129,10 @@ impl CrashStore {
 
 /// Quotes a path for a shell command line when it needs it.
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b)) {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -129,7 +147,13 @@ mod tests {
     fn crash(line: u32) -> Crash {
         Crash {
             kind: CrashKind::Exception,
-            problem: Problem { class: "TypeError".into(), message: "m".into(), file: "/t.php".into(), line, ..Problem::default() },
+            problem: Problem {
+                class: "TypeError".into(),
+                message: "m".into(),
+                file: "/t.php".into(),
+                line,
+                ..Problem::default()
+            },
             stderr: None,
             note: None,
         }
@@ -139,9 +163,17 @@ mod tests {
     fn saves_each_bug_once_and_counts_duplicates() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = CrashStore::open(dir.path(), "/t.php").unwrap();
-        assert!(matches!(store.record(b"a", &crash(1)).unwrap(), Recorded::New(_)));
-        assert!(matches!(store.record(b"b", &crash(1)).unwrap(), Recorded::Duplicate(k) if k.hits == 2));
-        assert!(matches!(store.record(b"c", &crash(2)).unwrap(), Recorded::New(_)));
+        assert!(matches!(
+            store.record(b"a", &crash(1)).unwrap(),
+            Recorded::New(_)
+        ));
+        assert!(
+            matches!(store.record(b"b", &crash(1)).unwrap(), Recorded::Duplicate(k) if k.hits == 2)
+        );
+        assert!(matches!(
+            store.record(b"c", &crash(2)).unwrap(),
+            Recorded::New(_)
+        ));
         assert_eq!(store.new_count(), 2);
         let files = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(files, 4, "two inputs, two sidecars");
@@ -150,13 +182,21 @@ mod tests {
     #[test]
     fn a_second_session_knows_the_first_ones_crashes() {
         let dir = tempfile::tempdir().unwrap();
-        CrashStore::open(dir.path(), "/t.php").unwrap().record(b"a", &crash(1)).unwrap();
+        CrashStore::open(dir.path(), "/t.php")
+            .unwrap()
+            .record(b"a", &crash(1))
+            .unwrap();
         let mut again = CrashStore::open(dir.path(), "/t.php").unwrap();
-        assert!(matches!(again.record(b"zz", &crash(1)).unwrap(), Recorded::Duplicate(k) if !k.new));
+        assert!(
+            matches!(again.record(b"zz", &crash(1)).unwrap(), Recorded::Duplicate(k) if !k.new)
+        );
         assert_eq!(again.new_count(), 0);
         assert_eq!(again.hit_this_session().count(), 1);
         let mut other_target = CrashStore::open(dir.path(), "/other.php").unwrap();
-        assert!(matches!(other_target.record(b"zz", &crash(1)).unwrap(), Recorded::New(_)));
+        assert!(matches!(
+            other_target.record(b"zz", &crash(1)).unwrap(),
+            Recorded::New(_)
+        ));
     }
 
     #[test]

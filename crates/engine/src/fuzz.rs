@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use php_fuzz_corpus::{CorpusDir, CorpusFile};
-use php_fuzz_coverage::{EdgeCounter, Feature, FeatureSet};
+use php_fuzz_coverage::{EdgeCounter, Feature, FeatureSet, fingerprint};
 use php_fuzz_harness::{Batch, Coverage, Crash, Executor, HarnessConfig, SourceServer, TargetInfo};
 use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
+use rustc_hash::FxHashSet;
 
 use crate::corpus::{Corpus, Entry, EntryId, keeps_all};
 use crate::crashes::{CrashStore, KnownCrash, Recorded};
@@ -22,6 +23,9 @@ const MAX_BATCH: usize = 4096;
 /// Inputs bigger than this in total are split over several batches.
 const MAX_BATCH_BYTES: usize = 8 << 20;
 const PULSE_EVERY: Duration = Duration::from_secs(3);
+/// Fingerprints of runs known to hold no new feature; cleared when full, so
+/// memory stays flat however long the campaign.
+const MAX_FINGERPRINTS: usize = 1 << 20;
 
 /// How a campaign ended.
 #[derive(Debug, Clone)]
@@ -34,6 +38,8 @@ pub struct FuzzSummary {
     pub corpus_bytes: usize,
     pub harness_starts: u64,
     pub memory_restarts: u64,
+    pub harness_peak_rss_mb: u64,
+    pub engine_peak_rss_mb: u64,
     /// Distinct crashes hit this session, new or saved by an earlier one.
     pub crashes: Vec<KnownCrash>,
     pub new_crashes: usize,
@@ -66,6 +72,8 @@ struct State {
     corpus: Corpus,
     corpus_dir: CorpusDir,
     features: FeatureSet,
+    /// Fingerprints of feature sets already checked against `features`.
+    seen: FxHashSet<u64>,
     crashes: CrashStore,
     length: LengthControl,
     max_len: usize,
@@ -86,6 +94,7 @@ struct Shared {
     harness_rss: AtomicU64,
     harness_starts: AtomicU64,
     memory_restarts: AtomicU64,
+    harness_peak_rss: AtomicU64,
     dictionary: Dictionary,
     /// Entries other php-fuzz processes wrote, found by --reload, to be run.
     reloaded: Mutex<Vec<CorpusFile>>,
@@ -108,6 +117,14 @@ struct Scratch {
     sequences: Vec<String>,
     features: Vec<Feature>,
     feature_ends: Vec<usize>,
+    fingerprints: Vec<u64>,
+    /// Per input: its trace ran exactly like one this worker already judged.
+    known: Vec<bool>,
+    trace_hashes: Vec<u64>,
+    /// Per input: shorter than its parent, so it may REDUCE and its features count.
+    may_reduce: Vec<bool>,
+    /// Hashes of traces whose features held nothing new; worker-local, bounded.
+    known_traces: FxHashSet<u64>,
     crashes: Vec<(usize, Crash)>,
     crashed: Vec<bool>,
     counter: EdgeCounter,
@@ -127,6 +144,11 @@ impl Scratch {
             sequences: Vec::new(),
             features: Vec::new(),
             feature_ends: Vec::new(),
+            fingerprints: Vec::new(),
+            known: Vec::new(),
+            trace_hashes: Vec::new(),
+            may_reduce: Vec::new(),
+            known_traces: FxHashSet::default(),
             crashes: Vec::new(),
             crashed: Vec::new(),
             counter: EdgeCounter::new(),
@@ -145,29 +167,60 @@ impl Scratch {
         self.sequences.clear();
         self.features.clear();
         self.feature_ends.clear();
+        self.fingerprints.clear();
+        self.known.clear();
+        self.trace_hashes.clear();
+        self.may_reduce.clear();
         self.crashes.clear();
         self.crashed.clear();
         self.blocks = 0;
     }
 
     /// Records one run's result (called from the executor's callback).
-    fn collect(&mut self, index: usize, crash: Option<Crash>, coverage: Coverage<'_>) {
+    fn collect(
+        &mut self,
+        index: usize,
+        crash: Option<Crash>,
+        coverage: Coverage<'_>,
+        trace_hash: u64,
+        repeat: bool,
+    ) {
         debug_assert_eq!(index, self.feature_ends.len());
         self.crashed.push(crash.is_some());
+        self.trace_hashes.push(trace_hash);
+        let may_reduce = self.may_reduce.get(index).copied().unwrap_or(true);
+        // A repeat has no coverage to look at: the harness sent it in full
+        // before, so it was judged then. A known trace needs no second look
+        // unless the input might REDUCE its parent.
+        let known = crash.is_none()
+            && (repeat
+                || (trace_hash != 0 && !may_reduce && self.known_traces.contains(&trace_hash)));
+        self.known.push(known);
+        self.blocks += coverage.last.len() as u64 / 4;
         if let Some(crash) = crash {
+            self.run_features.clear();
             self.crashes.push((index, crash));
-        } else {
+        } else if !known {
             self.counter.clear();
             coverage.add_to(&mut self.counter);
-            self.blocks += self.counter.total_hits();
+            if coverage.earlier.is_some() {
+                self.blocks += self.counter.total_hits();
+            }
             self.counter.features_into(&mut self.run_features);
             self.features.extend_from_slice(&self.run_features);
+        } else {
+            self.run_features.clear();
         }
+        self.fingerprints.push(fingerprint(&self.run_features));
         self.feature_ends.push(self.features.len());
     }
 
     fn features_range(&self, index: usize) -> std::ops::Range<usize> {
-        let start = if index == 0 { 0 } else { self.feature_ends[index - 1] };
+        let start = if index == 0 {
+            0
+        } else {
+            self.feature_ends[index - 1]
+        };
         start..self.feature_ends[index]
     }
 
@@ -177,7 +230,9 @@ impl Scratch {
         let per_input = (self.blocks / n).max(1);
         let ideal = (BLOCKS_PER_BATCH / per_input) as usize;
         // Grow gradually, shrink at once: a slow input must not stall a big batch.
-        self.batch_size = ideal.clamp(1, MAX_BATCH).min(self.batch_size.saturating_mul(2).max(1));
+        self.batch_size = ideal
+            .clamp(1, MAX_BATCH)
+            .min(self.batch_size.saturating_mul(2).max(1));
     }
 }
 
@@ -191,6 +246,10 @@ pub fn fuzz(
     out: Arc<Output>,
 ) -> Result<FuzzSummary, EngineError> {
     let started = Instant::now();
+    let harness = Arc::new(HarnessConfig {
+        dedup_traces: true,
+        ..(*harness).clone()
+    });
     let mut first = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
     let info = first.start()?.clone();
     report_target(&out, &info, &harness);
@@ -203,7 +262,10 @@ pub fn fuzz(
     let seeds = dir.load_all()?;
     let seed_bytes: usize = seeds.iter().map(|s| s.data.len()).sum();
     let largest_seed = seeds.iter().map(|s| s.data.len()).max().unwrap_or(0);
-    let max_len = options.max_len.or(info.max_len).unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
+    let max_len = options
+        .max_len
+        .or(info.max_len)
+        .unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
     let target_name = harness.target.display().to_string();
     let crashes = CrashStore::open(&options.artifact_dir, &target_name)?;
 
@@ -232,6 +294,7 @@ pub fn fuzz(
             corpus: Corpus::new(),
             corpus_dir: dir,
             features: FeatureSet::new(),
+            seen: FxHashSet::default(),
             crashes,
             length,
             max_len,
@@ -248,6 +311,7 @@ pub fn fuzz(
         harness_rss: AtomicU64::new(0),
         harness_starts: AtomicU64::new(0),
         memory_restarts: AtomicU64::new(0),
+        harness_peak_rss: AtomicU64::new(0),
         dictionary,
         reloaded: Mutex::new(Vec::new()),
     });
@@ -263,7 +327,12 @@ pub fn fuzz(
                 "WARNING: no input reached any instrumented code: is the target's code instrumented? \
                  (files tree-sitter cannot parse run without coverage). Fuzzing blindly from an empty input.",
             );
-            state.corpus.add(Entry { data: Vec::new(), path: None, unique: Vec::new() });
+            state.corpus.add(Entry {
+                data: Vec::new(),
+                path: None,
+                unique: Vec::new(),
+                trace_hash: 0,
+            });
         }
     }
     {
@@ -296,7 +365,10 @@ pub fn fuzz(
     monitor(&shared);
     for worker in workers {
         if worker.join().is_err() {
-            shared.lock().error.get_or_insert(EngineError::WorkerPanicked);
+            shared
+                .lock()
+                .error
+                .get_or_insert(EngineError::WorkerPanicked);
         }
     }
 
@@ -317,6 +389,8 @@ pub fn fuzz(
         corpus_bytes: state.corpus.total_bytes(),
         harness_starts: shared.harness_starts.load(Ordering::Relaxed),
         memory_restarts: shared.memory_restarts.load(Ordering::Relaxed),
+        harness_peak_rss_mb: shared.harness_peak_rss.load(Ordering::Relaxed),
+        engine_peak_rss_mb: crate::output::own_peak_rss_mb(),
         crashes: state.crashes.hit_this_session().cloned().collect(),
         new_crashes: state.crashes.new_count(),
         stop_reason: state.stop.unwrap_or(StopReason::Interrupted),
@@ -327,7 +401,10 @@ pub fn fuzz(
 
 fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
     for warning in &info.load_warnings {
-        out.line(&format!("WARNING: while loading the target: {}", warning.headline()));
+        out.line(&format!(
+            "WARNING: while loading the target: {}",
+            warning.headline()
+        ));
     }
     if !info.signals {
         out.line(&format!(
@@ -338,10 +415,19 @@ fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
 }
 
 /// Runs the corpus as found on disk; keeps what reaches new features.
-fn run_seeds(shared: &Shared, executor: &mut Executor, scratch: &mut Scratch, seeds: Vec<CorpusFile>) -> Result<(), EngineError> {
+fn run_seeds(
+    shared: &Shared,
+    executor: &mut Executor,
+    scratch: &mut Scratch,
+    seeds: Vec<CorpusFile>,
+) -> Result<(), EngineError> {
     let mut seeds = seeds;
     if seeds.is_empty() {
-        seeds.push(CorpusFile { path: PathBuf::new(), data: Vec::new(), owned: false });
+        seeds.push(CorpusFile {
+            path: PathBuf::new(),
+            data: Vec::new(),
+            owned: false,
+        });
     }
     let max_len = shared.lock().max_len;
     let mut pending = seeds.into_iter().peekable();
@@ -352,7 +438,10 @@ fn run_seeds(shared: &Shared, executor: &mut Executor, scratch: &mut Scratch, se
         scratch.clear();
         let mut paths = Vec::new();
         let mut bytes = 0;
-        while let Some(seed) = pending.next_if(|s| scratch.batch.len() < scratch.batch_size && bytes + s.data.len() <= MAX_BATCH_BYTES || scratch.batch.is_empty()) {
+        while let Some(seed) = pending.next_if(|s| {
+            scratch.batch.len() < scratch.batch_size && bytes + s.data.len() <= MAX_BATCH_BYTES
+                || scratch.batch.is_empty()
+        }) {
             let data = &seed.data[..seed.data.len().min(max_len)];
             bytes += data.len();
             scratch.batch.push(data);
@@ -367,94 +456,172 @@ fn run_seeds(shared: &Shared, executor: &mut Executor, scratch: &mut Scratch, se
     Ok(())
 }
 
-fn run_and_collect(shared: &Shared, executor: &mut Executor, scratch: &mut Scratch) -> Result<(), EngineError> {
-    let Scratch { batch, .. } = scratch;
-    let batch = std::mem::take(batch);
-    let result = executor.run_batch(&batch, |r| scratch.collect(r.index, r.crash, r.coverage));
+fn run_and_collect(
+    shared: &Shared,
+    executor: &mut Executor,
+    scratch: &mut Scratch,
+) -> Result<(), EngineError> {
+    executor.submit(&scratch.batch)?;
+    finish_and_collect(shared, executor, scratch)
+}
+
+/// Waits for `scratch`'s batch, submitted earlier, and records its results.
+fn finish_and_collect(
+    shared: &Shared,
+    executor: &mut Executor,
+    scratch: &mut Scratch,
+) -> Result<(), EngineError> {
+    let batch = std::mem::take(&mut scratch.batch);
+    let result = executor.finish(&batch, |r| {
+        scratch.collect(r.index, r.crash, r.coverage, r.trace_hash, r.repeat)
+    });
     scratch.batch = batch;
     result?;
     let stats = executor.stats();
-    shared.runs.fetch_add(scratch.batch.len() as u64, Ordering::Relaxed);
+    shared
+        .runs
+        .fetch_add(scratch.batch.len() as u64, Ordering::Relaxed);
     shared.harness_rss.store(stats.rss_mb, Ordering::Relaxed);
+    shared
+        .harness_peak_rss
+        .fetch_max(stats.peak_rss_mb, Ordering::Relaxed);
     scratch.adapt_batch_size();
     Ok(())
 }
 
-fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, mut scratch: Scratch) {
-    let seed = shared.options.seed.wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+/// Fuzzes until told to stop. Two batches are in flight: while PHP runs
+/// one, this thread absorbs the results of the previous one and mutates the
+/// next, so the engine's work hides behind the harness's.
+fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scratch) {
+    let seed = shared
+        .options
+        .seed
+        .wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut mutator = Mutator::new(seed, shared.dictionary.clone());
-    let mut last_starts = 0;
-    let mut last_restarts = 0;
-    loop {
-        if shared.should_stop() {
-            break;
-        }
-        let reloaded = std::mem::take(&mut *shared.reloaded.lock().unwrap_or_else(|p| p.into_inner()));
-        let result = if reloaded.is_empty() {
-            fuzz_one_batch(shared, &mut executor, &mut mutator, &mut scratch)
+    let (mut last_starts, mut last_restarts) = (0, 0);
+    let mut current = first;
+    let mut next = Scratch::new();
+    next.batch_size = current.batch_size;
+    let mut in_flight = false;
+    let result = loop {
+        let stopping = shared.should_stop();
+        let reloaded = if stopping {
+            Vec::new()
         } else {
-            let count = reloaded.len();
-            let before = shared.lock().corpus.len();
-            let result = run_seeds(shared, &mut executor, &mut scratch, reloaded);
-            let added = shared.lock().corpus.len() - before;
-            shared.out.status(&format!("INFO: --reload: ran {count} new entries from the corpus directory, {added} added coverage"));
-            result
+            std::mem::take(&mut *shared.reloaded.lock().unwrap_or_else(|p| p.into_inner()))
         };
-        if let Err(err) = result {
-            let mut state = shared.lock();
-            state.error.get_or_insert(err);
-            state.stop.get_or_insert(StopReason::Interrupted);
-            break;
-        }
+        let step = (|| -> Result<bool, EngineError> {
+            // Queue the next batch before waiting for the current one.
+            let queued_next = !stopping
+                && reloaded.is_empty()
+                && build_batch(
+                    shared,
+                    &mut mutator,
+                    &mut next,
+                    in_flight.then_some(&current),
+                )?;
+            if queued_next {
+                executor.submit(&next.batch)?;
+            }
+            if in_flight {
+                finish_and_collect(shared, &mut executor, &mut current)?;
+                absorb(shared, &mut shared.lock(), &mut current, None)?;
+            }
+            if !reloaded.is_empty() {
+                let count = reloaded.len();
+                let before = shared.lock().corpus.len();
+                run_seeds(shared, &mut executor, &mut current, reloaded)?;
+                let added = shared.lock().corpus.len() - before;
+                shared.out.status(&format!("INFO: --reload: ran {count} new entries from the corpus directory, {added} added coverage"));
+            }
+            std::mem::swap(&mut current, &mut next);
+            next.batch_size = current.batch_size;
+            in_flight = queued_next;
+            Ok(in_flight || (!stopping && !shared.should_stop()))
+        })();
         let stats = executor.stats();
-        shared.harness_starts.fetch_add(stats.harness_starts - last_starts, Ordering::Relaxed);
-        shared.memory_restarts.fetch_add(stats.memory_restarts - last_restarts, Ordering::Relaxed);
-        last_starts = stats.harness_starts;
-        last_restarts = stats.memory_restarts;
+        shared
+            .harness_starts
+            .fetch_add(stats.harness_starts - last_starts, Ordering::Relaxed);
+        shared
+            .memory_restarts
+            .fetch_add(stats.memory_restarts - last_restarts, Ordering::Relaxed);
+        (last_starts, last_restarts) = (stats.harness_starts, stats.memory_restarts);
+        match step {
+            Ok(true) => {}
+            Ok(false) => break Ok(()),
+            Err(err) => break Err(err),
+        }
+    };
+    if let Err(err) = result {
+        let mut state = shared.lock();
+        state.error.get_or_insert(err);
+        state.stop.get_or_insert(StopReason::Interrupted);
     }
     executor.shutdown();
 }
 
-fn fuzz_one_batch(shared: &Shared, executor: &mut Executor, mutator: &mut Mutator, scratch: &mut Scratch) -> Result<(), EngineError> {
+/// Fills `scratch` with mutants of corpus entries. `in_flight` is a batch
+/// already queued, counted against --max-runs. Returns false if there is
+/// nothing to run.
+fn build_batch(
+    shared: &Shared,
+    mutator: &mut Mutator,
+    scratch: &mut Scratch,
+    in_flight: Option<&Scratch>,
+) -> Result<bool, EngineError> {
     scratch.clear();
-    {
-        let mut state = shared.lock();
-        let remaining = shared.options.max_runs.map(|max| max.saturating_sub(shared.runs.load(Ordering::Relaxed)));
-        let size = match remaining {
-            Some(0) => {
-                state.stop.get_or_insert(StopReason::MaxRuns);
-                return Ok(());
-            }
-            Some(left) => scratch.batch_size.min(left as usize),
-            None => scratch.batch_size,
-        };
-        let limit = state.length.limit();
-        for _ in 0..size {
-            let Some(parent) = state.corpus.pick(mutator.rng_mut()) else { break };
-            let partner = state.corpus.pick(mutator.rng_mut()).unwrap_or(parent);
-            scratch.input.clear();
-            scratch.input.extend_from_slice(&state.corpus.get(parent).data);
-            scratch.partner.clear();
-            scratch.partner.extend_from_slice(&state.corpus.get(partner).data);
-            // As libFuzzer: the limit never cuts the parent itself.
-            let max_len = limit.max(scratch.input.len()).min(state.max_len);
-            mutator.mutate(&mut scratch.input, max_len, Some(&scratch.partner));
-            scratch.batch.push(&scratch.input);
-            scratch.parents.push(Some(parent));
-            scratch.sequences.push(mutator.last_sequence().to_string());
-        }
-    }
-    if scratch.batch.is_empty() {
-        return Ok(());
-    }
-    run_and_collect(shared, executor, scratch)?;
     let mut state = shared.lock();
-    absorb(shared, &mut state, scratch, None)
+    let queued = in_flight.map_or(0, |s| s.batch.len() as u64);
+    let remaining = shared
+        .options
+        .max_runs
+        .map(|max| max.saturating_sub(shared.runs.load(Ordering::Relaxed) + queued));
+    let size = match remaining {
+        Some(0) => {
+            if queued == 0 {
+                state.stop.get_or_insert(StopReason::MaxRuns);
+            }
+            return Ok(false);
+        }
+        Some(left) => scratch.batch_size.min(left as usize),
+        None => scratch.batch_size,
+    };
+    let limit = state.length.limit();
+    for _ in 0..size {
+        let Some(parent) = state.corpus.pick(mutator.rng_mut()) else {
+            break;
+        };
+        let partner = state.corpus.pick(mutator.rng_mut()).unwrap_or(parent);
+        scratch.input.clear();
+        scratch
+            .input
+            .extend_from_slice(&state.corpus.get(parent).data);
+        scratch.partner.clear();
+        scratch
+            .partner
+            .extend_from_slice(&state.corpus.get(partner).data);
+        // As libFuzzer: the limit never cuts the parent itself.
+        let max_len = limit.max(scratch.input.len()).min(state.max_len);
+        mutator.mutate(&mut scratch.input, max_len, Some(&scratch.partner));
+        scratch.batch.push(&scratch.input);
+        scratch.parents.push(Some(parent));
+        scratch
+            .may_reduce
+            .push(scratch.input.len() < state.corpus.get(parent).data.len());
+        scratch.sequences.push(mutator.last_sequence().to_string());
+    }
+    Ok(!scratch.batch.is_empty())
 }
 
 /// Takes a batch's results into the shared state: crashes first, then NEW
 /// and REDUCE. `seed_paths` is set while running the corpus from disk.
-fn absorb(shared: &Shared, state: &mut State, scratch: &mut Scratch, seed_paths: Option<&[Option<PathBuf>]>) -> Result<(), EngineError> {
+fn absorb(
+    shared: &Shared,
+    state: &mut State,
+    scratch: &mut Scratch,
+    seed_paths: Option<&[Option<PathBuf>]>,
+) -> Result<(), EngineError> {
     let mut crashes = std::mem::take(&mut scratch.crashes);
     for (index, crash) in crashes.drain(..) {
         let input = scratch.batch.get(index);
@@ -465,37 +632,83 @@ fn absorb(shared: &Shared, state: &mut State, scratch: &mut Scratch, seed_paths:
     for index in 0..scratch.batch.len() {
         let features = &scratch.features[scratch.features_range(index)];
         let input = scratch.batch.get(index);
-        let is_new = state.features.has_new(features);
+        let fingerprint = scratch.fingerprints[index];
+        let is_new = !scratch.crashed[index]
+            && !scratch.known[index]
+            && !state.seen.contains(&fingerprint)
+            && state.features.has_new(features);
+        if !is_new && !scratch.crashed[index] {
+            if state.seen.len() >= MAX_FINGERPRINTS {
+                state.seen.clear();
+            }
+            state.seen.insert(fingerprint);
+            if scratch.known_traces.len() >= MAX_FINGERPRINTS {
+                scratch.known_traces.clear();
+            }
+            if scratch.trace_hashes[index] != 0 {
+                scratch.known_traces.insert(scratch.trace_hashes[index]);
+            }
+        }
         if seed_paths.is_none() {
             state.length.record_run(is_new);
         }
         if is_new {
+            state.seen.insert(fingerprint);
             scratch.new_features.clear();
-            state.features.insert_all(features, &mut scratch.new_features);
+            state
+                .features
+                .insert_all(features, &mut scratch.new_features);
             let mut unique = scratch.new_features.clone();
             unique.sort_unstable();
             let path = match seed_paths.and_then(|p| p[index].clone()) {
                 Some(seed) => Some(seed),
                 None => Some(state.corpus_dir.save(input)?),
             };
-            state.corpus.add(Entry { data: input.to_vec(), path, unique });
+            state.corpus.add(Entry {
+                data: input.to_vec(),
+                path,
+                unique,
+                trace_hash: scratch.trace_hashes[index],
+            });
             if seed_paths.is_none() {
                 let line = status_line(shared, state, "NEW");
-                let line = format!("{line} L: {}/{} MS: {}", input.len(), state.length.limit(), scratch.sequences[index]);
+                let line = format!(
+                    "{line} L: {}/{} MS: {}",
+                    input.len(),
+                    state.length.limit(),
+                    scratch.sequences[index]
+                );
                 shared.out.status(&line);
             }
         } else if let Some(parent) = scratch.parents[index]
             && !scratch.crashed[index]
         {
             let parent_entry = state.corpus.get(parent);
-            if input.len() < parent_entry.data.len() && keeps_all(features, &parent_entry.unique) {
+            let trace_hash = scratch.trace_hashes[index];
+            // A run that went exactly like its parent keeps all its features,
+            // even when only the trace's hash came back.
+            let same_path = trace_hash != 0 && trace_hash == parent_entry.trace_hash;
+            let keeps = if scratch.known[index] {
+                same_path
+            } else {
+                keeps_all(features, &parent_entry.unique)
+            };
+            if input.len() < parent_entry.data.len() && keeps {
                 let path = state.corpus_dir.save(input)?;
-                let old = state.corpus.replace(parent, input.to_vec(), Some(path.clone()), &[]);
+                let old =
+                    state
+                        .corpus
+                        .replace(parent, input.to_vec(), Some(path.clone()), trace_hash);
                 if let Some(old) = old.filter(|o| *o != path) {
                     state.corpus_dir.remove_owned(&old)?;
                 }
                 let line = status_line(shared, state, "REDUCE");
-                let line = format!("{line} L: {}/{} MS: {}", input.len(), state.length.limit(), scratch.sequences[index]);
+                let line = format!(
+                    "{line} L: {}/{} MS: {}",
+                    input.len(),
+                    state.length.limit(),
+                    scratch.sequences[index]
+                );
                 shared.out.status(&line);
             }
         }
@@ -503,7 +716,12 @@ fn absorb(shared: &Shared, state: &mut State, scratch: &mut Scratch, seed_paths:
     Ok(())
 }
 
-fn record_crash(shared: &Shared, state: &mut State, input: &[u8], crash: &Crash) -> Result<(), EngineError> {
+fn record_crash(
+    shared: &Shared,
+    state: &mut State,
+    input: &[u8],
+    crash: &Crash,
+) -> Result<(), EngineError> {
     let runs = shared.runs.load(Ordering::Relaxed);
     let elapsed = shared.started.elapsed().as_secs();
     let recorded = match state.crashes.record(input, crash)? {
@@ -529,11 +747,22 @@ fn record_crash(shared: &Shared, state: &mut State, input: &[u8], crash: &Crash)
             }
             if let Some(stderr) = crash.stderr.as_deref().filter(|s| !s.trim().is_empty()) {
                 report.push_str("  php stderr:\n");
-                for line in stderr.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev() {
+                for line in stderr
+                    .lines()
+                    .rev()
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                {
                     report.push_str(&format!("    {line}\n"));
                 }
             }
-            report.push_str(&format!("  input ({} bytes): {}\n", input.len(), preview(input, 120)));
+            report.push_str(&format!(
+                "  input ({} bytes): {}\n",
+                input.len(),
+                preview(input, 120)
+            ));
             report.push_str(&format!(
                 "  saved: {} (report: {})\n",
                 known.artifact.display(),
@@ -541,7 +770,11 @@ fn record_crash(shared: &Shared, state: &mut State, input: &[u8], crash: &Crash)
             ));
             report.push_str(&format!("  reproduce: {}", known.record.reproduce));
             shared.out.line(&report);
-            if shared.options.max_crashes.is_some_and(|max| state.crashes.new_count() >= max) {
+            if shared
+                .options
+                .max_crashes
+                .is_some_and(|max| state.crashes.new_count() >= max)
+            {
                 state.stop.get_or_insert(StopReason::MaxCrashes);
             }
         }
@@ -604,10 +837,18 @@ fn monitor(shared: &Shared) {
         if shared.interrupted.load(Ordering::Relaxed) {
             state.stop.get_or_insert(StopReason::Interrupted);
         }
-        if shared.options.max_time.is_some_and(|max| shared.started.elapsed() >= max) {
+        if shared
+            .options
+            .max_time
+            .is_some_and(|max| shared.started.elapsed() >= max)
+        {
             state.stop.get_or_insert(StopReason::MaxTime);
         }
-        if shared.options.max_runs.is_some_and(|max| shared.runs.load(Ordering::Relaxed) >= max) {
+        if shared
+            .options
+            .max_runs
+            .is_some_and(|max| shared.runs.load(Ordering::Relaxed) >= max)
+        {
             state.stop.get_or_insert(StopReason::MaxRuns);
         }
         if state.stop.is_some() {

@@ -103,7 +103,10 @@ struct Search<'a> {
 impl Search<'_> {
     fn out_of_budget(&mut self) -> bool {
         if self.options.max_runs.is_some_and(|max| self.runs >= max)
-            || self.options.max_time.is_some_and(|max| self.started.elapsed() >= max)
+            || self
+                .options
+                .max_time
+                .is_some_and(|max| self.started.elapsed() >= max)
         {
             self.stopped = true;
         }
@@ -146,7 +149,11 @@ impl Search<'_> {
         }
     }
 
-    fn remove_chunks(&mut self, current: &mut Vec<u8>, progress: &mut impl FnMut(usize, u64)) -> Result<(), EngineError> {
+    fn remove_chunks(
+        &mut self,
+        current: &mut Vec<u8>,
+        progress: &mut impl FnMut(usize, u64),
+    ) -> Result<(), EngineError> {
         let mut chunk = (current.len() / 2).max(1);
         loop {
             let mut offset = 0;
@@ -188,7 +195,11 @@ impl Search<'_> {
     }
 
     /// Tries cutting the longest prefix, then the longest suffix, that keeps the crash.
-    fn cut_ends(&mut self, current: &mut Vec<u8>, progress: &mut impl FnMut(usize, u64)) -> Result<(), EngineError> {
+    fn cut_ends(
+        &mut self,
+        current: &mut Vec<u8>,
+        progress: &mut impl FnMut(usize, u64),
+    ) -> Result<(), EngineError> {
         for from_start in [true, false] {
             let mut cut = current.len().saturating_sub(1);
             while cut > 0 {
@@ -198,7 +209,11 @@ impl Search<'_> {
                 self.batch.clear();
                 let mut cuts = Vec::new();
                 while cut > 0 && cuts.len() < self.budget_left() {
-                    let kept = if from_start { &current[cut..] } else { &current[..current.len() - cut] };
+                    let kept = if from_start {
+                        &current[cut..]
+                    } else {
+                        &current[..current.len() - cut]
+                    };
                     self.batch.push(kept);
                     cuts.push(cut);
                     cut -= 1;
@@ -219,7 +234,11 @@ impl Search<'_> {
         Ok(())
     }
 
-    fn simplify_bytes(&mut self, current: &mut [u8], progress: &mut impl FnMut(usize, u64)) -> Result<(), EngineError> {
+    fn simplify_bytes(
+        &mut self,
+        current: &mut [u8],
+        progress: &mut impl FnMut(usize, u64),
+    ) -> Result<(), EngineError> {
         let mut position = 0;
         while position < current.len() {
             if self.out_of_budget() {

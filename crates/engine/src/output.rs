@@ -14,7 +14,11 @@ pub struct Output {
 
 impl Output {
     pub fn new(quiet: bool) -> Output {
-        Output { lock: Mutex::new(()), closed: AtomicBool::new(false), quiet }
+        Output {
+            lock: Mutex::new(()),
+            closed: AtomicBool::new(false),
+            quiet,
+        }
     }
 
     /// Progress and status lines; suppressed by `--quiet`.
@@ -43,6 +47,18 @@ pub fn own_rss_mb() -> u64 {
         .ok()
         .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
         .map(|pages| pages * 4096 / (1024 * 1024))
+        .unwrap_or(0)
+}
+
+/// Peak resident memory of this process (VmHWM), in MiB.
+pub fn own_peak_rss_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map(|kb| kb / 1024)
         .unwrap_or(0)
 }
 

@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use php_fuzz_harness::{Batch, Coverage, Crash, Executor};
 use php_fuzz_coverage::EdgeCounter;
+use php_fuzz_harness::{Batch, Coverage, Crash, Executor};
 use php_fuzz_instrument::BlockId;
 use rustc_hash::FxHashMap;
 
@@ -31,7 +31,10 @@ impl BlockHits {
         let mut edges = EdgeCounter::new();
         coverage.add_to(&mut edges);
         for (edge, count) in edges.edges() {
-            *self.hits.entry((edge & ((1 << 28) - 1)) as u32).or_default() += count as u64;
+            *self
+                .hits
+                .entry((edge & ((1 << 28) - 1)) as u32)
+                .or_default() += count as u64;
         }
     }
 
@@ -100,7 +103,11 @@ fn collect_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), EngineError> {
         source,
     })?;
     for entry in entries {
-        let entry = entry.map_err(|source| EngineError::Input { path: dir.to_path_buf(), what: "cannot read directory", source })?;
+        let entry = entry.map_err(|source| EngineError::Input {
+            path: dir.to_path_buf(),
+            what: "cannot read directory",
+            source,
+        })?;
         let name = entry.file_name();
         if name.to_string_lossy().starts_with('.') {
             continue;
@@ -118,7 +125,10 @@ fn collect_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), EngineError> {
 /// Crash report sidecars sit beside the inputs in a crash folder.
 fn is_sidecar(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.ends_with(".json") && ["crash-", "timeout-", "oom-", "minimized-"].iter().any(|p| name.starts_with(p))
+    name.ends_with(".json")
+        && ["crash-", "timeout-", "oom-", "minimized-"]
+            .iter()
+            .any(|p| name.starts_with(p))
 }
 
 /// Runs each file once, calling `on_result` in order. With `trace`, each
@@ -135,7 +145,10 @@ pub fn replay(
         batch.clear();
         let mut end = start;
         let mut bytes = 0;
-        while end < files.len() && end - start < REPLAY_BATCH && (bytes < REPLAY_BATCH_BYTES || end == start) {
+        while end < files.len()
+            && end - start < REPLAY_BATCH
+            && (bytes < REPLAY_BATCH_BYTES || end == start)
+        {
             let data = fs::read(&files[end]).map_err(|source| EngineError::Input {
                 path: files[end].clone(),
                 what: "cannot read input",
@@ -155,7 +168,12 @@ pub fn replay(
             results.push((r.crash, blocks));
         })?;
         for (offset, (crash, blocks)) in results.into_iter().enumerate() {
-            on_result(ReplayResult { path: &files[start + offset], input: batch.get(offset), crash, blocks });
+            on_result(ReplayResult {
+                path: &files[start + offset],
+                input: batch.get(offset),
+                crash,
+                blocks,
+            });
         }
         start = end;
     }

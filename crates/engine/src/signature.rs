@@ -8,7 +8,11 @@ const EXCEPTION_FRAMES: usize = 2;
 /// A stable, readable key: equal keys are the same bug.
 pub fn signature(crash: &Crash) -> String {
     let p = &crash.problem;
-    let site = if p.file.is_empty() { "unknown location".to_string() } else { format!("{}:{}", p.file, p.line) };
+    let site = if p.file.is_empty() {
+        "unknown location".to_string()
+    } else {
+        format!("{}:{}", p.file, p.line)
+    };
     match crash.kind {
         CrashKind::Exception => {
             let mut key = format!("exception {} at {site}", p.class);
@@ -19,14 +23,24 @@ pub fn signature(crash: &Crash) -> String {
             key
         }
         CrashKind::Warning | CrashKind::Fatal | CrashKind::HarnessDied => {
-            format!("{} {}: {} at {site}", crash.kind.name(), p.class, normalize_message(&p.message))
+            format!(
+                "{} {}: {} at {site}",
+                crash.kind.name(),
+                p.class,
+                normalize_message(&p.message)
+            )
         }
         // Where a loop is interrupted, or where memory finally runs out, moves
         // from run to run inside the same function: the function is the site.
         CrashKind::Timeout | CrashKind::OutOfMemory | CrashKind::StackOverflow => {
             match p.frames.first() {
                 Some(frame) if !frame.function.is_empty() => {
-                    format!("{} in {} ({})", crash.kind.name(), frame.function, frame.file)
+                    format!(
+                        "{} in {} ({})",
+                        crash.kind.name(),
+                        frame.function,
+                        frame.file
+                    )
                 }
                 _ if !p.file.is_empty() => format!("{} at {site}", crash.kind.name()),
                 _ => crash.kind.name().to_string(),
@@ -40,14 +54,22 @@ pub fn signature(crash: &Crash) -> String {
 /// recursive parser reaches one bug through any depth of recursion.
 fn callers(crash: &Crash) -> impl Iterator<Item = &str> {
     let frames = &crash.problem.frames;
-    let mut seen: Vec<&str> = frames.first().map(|f| f.function.as_str()).into_iter().collect();
-    frames.iter().skip(1).map(|f| f.function.as_str()).filter(move |&function| {
-        if seen.contains(&function) {
-            return false;
-        }
-        seen.push(function);
-        true
-    })
+    let mut seen: Vec<&str> = frames
+        .first()
+        .map(|f| f.function.as_str())
+        .into_iter()
+        .collect();
+    frames
+        .iter()
+        .skip(1)
+        .map(|f| f.function.as_str())
+        .filter(move |&function| {
+            if seen.contains(&function) {
+                return false;
+            }
+            seen.push(function);
+            true
+        })
 }
 
 /// Masks the parts of a message that quote the input: quoted strings and numbers.
@@ -74,7 +96,10 @@ pub fn normalize_message(message: &str) -> String {
                 }
             }
             '0'..='9' => {
-                while chars.peek().is_some_and(|d| d.is_ascii_alphanumeric() || *d == '.') {
+                while chars
+                    .peek()
+                    .is_some_and(|d| d.is_ascii_alphanumeric() || *d == '.')
+                {
                     chars.next();
                 }
                 out.push('N');
@@ -107,15 +132,39 @@ mod tests {
     }
 
     fn frame(function: &str, line: u32) -> Frame {
-        Frame { file: "/lib/P.php".into(), line, function: function.into() }
+        Frame {
+            file: "/lib/P.php".into(),
+            line,
+            function: function.into(),
+        }
     }
 
     #[test]
     fn warnings_quoting_the_input_are_one_bug() {
-        let a = crash(CrashKind::Warning, r#"Undefined array key "abc""#, 10, vec![]);
-        let b = crash(CrashKind::Warning, r#"Undefined array key "zz""#, 10, vec![]);
-        let c = crash(CrashKind::Warning, "Uninitialized string offset 17", 10, vec![]);
-        let d = crash(CrashKind::Warning, "Uninitialized string offset 3", 10, vec![]);
+        let a = crash(
+            CrashKind::Warning,
+            r#"Undefined array key "abc""#,
+            10,
+            vec![],
+        );
+        let b = crash(
+            CrashKind::Warning,
+            r#"Undefined array key "zz""#,
+            10,
+            vec![],
+        );
+        let c = crash(
+            CrashKind::Warning,
+            "Uninitialized string offset 17",
+            10,
+            vec![],
+        );
+        let d = crash(
+            CrashKind::Warning,
+            "Uninitialized string offset 3",
+            10,
+            vec![],
+        );
         assert_eq!(signature(&a), signature(&b));
         assert_eq!(signature(&c), signature(&d));
         assert_ne!(signature(&a), signature(&c));
@@ -130,7 +179,16 @@ mod tests {
 
     #[test]
     fn exceptions_differ_by_caller_but_not_by_message_or_recursion_depth() {
-        let mut a = crash(CrashKind::Exception, "bad 1", 5, vec![frame("P->f()", 5), frame("P->g()", 20), frame("{closure}()", 3)]);
+        let mut a = crash(
+            CrashKind::Exception,
+            "bad 1",
+            5,
+            vec![
+                frame("P->f()", 5),
+                frame("P->g()", 20),
+                frame("{closure}()", 3),
+            ],
+        );
         a.problem.class = "TypeError".into();
         let mut b = a.clone();
         b.problem.message = "bad 2".into();
@@ -144,7 +202,11 @@ mod tests {
             frame("P->g()", 20),
             frame("{closure}()", 3),
         ];
-        assert_eq!(signature(&a), signature(&deeper), "the same bug at another recursion depth");
+        assert_eq!(
+            signature(&a),
+            signature(&deeper),
+            "the same bug at another recursion depth"
+        );
         let mut other_caller = a.clone();
         other_caller.problem.frames[1].function = "P->h()".into();
         assert_ne!(signature(&a), signature(&other_caller));
@@ -162,7 +224,10 @@ mod tests {
 
     #[test]
     fn normalization_keeps_words() {
-        assert_eq!(normalize_message("Undefined offset: 12 in 'x'"), "Undefined offset: N in '…'");
+        assert_eq!(
+            normalize_message("Undefined offset: 12 in 'x'"),
+            "Undefined offset: N in '…'"
+        );
         assert_eq!(normalize_message("unterminated \"abc"), "unterminated \"…");
         assert_eq!(normalize_message("line one\nline 2"), "line one");
     }

@@ -1,5 +1,6 @@
 //! Runs batches of inputs on a harness process, and keeps one alive.
 
+use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -43,7 +44,9 @@ impl Coverage<'_> {
         }
         if self.last.len() >= 4 {
             let tail = &self.last[self.last.len() - 4..];
-            return Some(BlockId(u32::from_le_bytes(tail.try_into().expect("4 bytes"))));
+            return Some(BlockId(u32::from_le_bytes(
+                tail.try_into().expect("4 bytes"),
+            )));
         }
         self.earlier.and_then(EdgeCounter::last_block).map(BlockId)
     }
@@ -67,6 +70,11 @@ pub struct RunResult<'a> {
     pub index: usize,
     pub crash: Option<Crash>,
     pub coverage: Coverage<'a>,
+    /// Hash of the run's trace (0 if none): equal hashes, equal coverage.
+    pub trace_hash: u64,
+    /// The run took a path already reported in full by this harness
+    /// process, which then sent only the hash: `coverage` is empty.
+    pub repeat: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -86,16 +94,31 @@ pub struct Executor {
     process: Option<HarnessProcess>,
     info: Option<TargetInfo>,
     stats: ExecutorStats,
+    /// Batches submitted and not yet finished, oldest first.
+    queued: VecDeque<Queued>,
+    /// The harness's memory when the last Run was sent.
+    baseline_rss: u64,
     /// Coverage pieces of the run in progress, folded.
     earlier: EdgeCounter,
     has_earlier: bool,
     ends: Vec<usize>,
 }
 
+/// A submitted batch.
+struct Queued {
+    /// Its Run request reached the current harness process.
+    sent: bool,
+}
+
 /// Why a round trip ended without every outcome.
 enum Interrupted {
     /// The harness said why it is dying, and for which input, with the end of its trace.
-    Died { index: usize, crash: Crash, retry_alone: bool, last: Vec<u8> },
+    Died {
+        index: usize,
+        crash: Crash,
+        retry_alone: bool,
+        last: Vec<u8>,
+    },
     /// It died or went silent without saying which input was to blame.
     Unexplained { kind: CrashKind, message: String },
 }
@@ -108,6 +131,8 @@ impl Executor {
             process: None,
             info: None,
             stats: ExecutorStats::default(),
+            queued: VecDeque::new(),
+            baseline_rss: 0,
             earlier: EdgeCounter::new(),
             has_earlier: false,
             ends: Vec::new(),
@@ -147,10 +172,15 @@ impl Executor {
                     return Ok(());
                 }
                 // The target loaded before: a harness dying at load is flaky, retry.
-                Err(HarnessError::Load(failure)) if self.info.is_some() && failure.problem.is_none() => {
+                Err(HarnessError::Load(failure))
+                    if self.info.is_some() && failure.problem.is_none() =>
+                {
                     failures += 1;
                     if failures >= MAX_START_FAILURES {
-                        return Err(HarnessError::KeepsDying { count: failures, last: failure.summary });
+                        return Err(HarnessError::KeepsDying {
+                            count: failures,
+                            last: failure.summary,
+                        });
                     }
                 }
                 Err(err) => return Err(err),
@@ -166,19 +196,64 @@ impl Executor {
     }
 
     /// Runs every input of `batch` and calls `on_result` once per input, in order.
-    pub fn run_batch(&mut self, batch: &Batch, mut on_result: impl FnMut(RunResult<'_>)) -> Result<(), HarnessError> {
+    pub fn run_batch(
+        &mut self,
+        batch: &Batch,
+        on_result: impl FnMut(RunResult<'_>),
+    ) -> Result<(), HarnessError> {
+        self.submit(batch)?;
+        self.finish(batch, on_result)
+    }
+
+    /// Queues `batch` for the harness without waiting for it, so the caller
+    /// can work while PHP runs it. Every submitted batch must be passed to
+    /// [`Executor::finish`], in the order submitted. At most two may be queued.
+    pub fn submit(&mut self, batch: &Batch) -> Result<(), HarnessError> {
+        assert!(self.queued.len() < 2, "at most two batches in flight");
+        let mut sent = false;
+        if self.process.is_some() || self.queued.is_empty() {
+            self.ensure_process()?;
+            sent = self.send(batch, 0, batch.len());
+        }
+        self.queued.push_back(Queued { sent });
+        Ok(())
+    }
+
+    /// Waits for the oldest submitted batch and reports each of its inputs.
+    pub fn finish(
+        &mut self,
+        batch: &Batch,
+        mut on_result: impl FnMut(RunResult<'_>),
+    ) -> Result<(), HarnessError> {
+        let queued = self.queued.pop_front().expect("finish() follows submit()");
+        let mut already_sent = queued.sent && self.process.is_some();
         let mut next = 0;
         // After a death nobody explained, inputs go one per round trip, so the
         // next death names its input.
         let mut one_at_a_time = false;
         while next < batch.len() {
             let end = if one_at_a_time { next + 1 } else { batch.len() };
-            self.ensure_process()?;
-            let (reported, interrupted) = self.round_trip(batch, next, end, &mut on_result)?;
+            if !already_sent {
+                self.ensure_process()?;
+                self.send(batch, next, end);
+            }
+            already_sent = false;
+            let (reported, interrupted) = self.receive(next, end, &mut on_result)?;
             next += reported;
+            if interrupted.is_some() {
+                // Whatever else was queued went down with the process.
+                for other in &mut self.queued {
+                    other.sent = false;
+                }
+            }
             match interrupted {
                 None => {}
-                Some(Interrupted::Died { index, crash, retry_alone, last }) => {
+                Some(Interrupted::Died {
+                    index,
+                    crash,
+                    retry_alone,
+                    last,
+                }) => {
                     self.drop_process();
                     if retry_alone {
                         one_at_a_time = true;
@@ -191,7 +266,11 @@ impl Executor {
                     }
                 }
                 Some(Interrupted::Unexplained { kind, message }) => {
-                    let stderr = self.process.as_mut().map(|p| p.stderr_tail()).unwrap_or_default();
+                    let stderr = self
+                        .process
+                        .as_mut()
+                        .map(|p| p.stderr_tail())
+                        .unwrap_or_default();
                     self.drop_process();
                     if end - next == 1 {
                         let runtime = self.config.runtime.root().display().to_string();
@@ -199,12 +278,19 @@ impl Executor {
                             Some(fatal) if kind == CrashKind::HarnessDied => fatal,
                             _ => Crash {
                                 kind,
-                                problem: Problem { class: kind_class(kind).into(), message, ..Problem::default() },
+                                problem: Problem {
+                                    class: kind_class(kind).into(),
+                                    message,
+                                    ..Problem::default()
+                                },
                                 stderr: None,
                                 note: None,
                             },
                         };
-                        let crash = Crash { stderr: Some(stderr).filter(|s| !s.trim().is_empty()), ..crash };
+                        let crash = Crash {
+                            stderr: Some(stderr).filter(|s| !s.trim().is_empty()),
+                            ..crash
+                        };
                         self.stats.executions += 1;
                         self.emit_crash(next, crash, &[], &mut on_result);
                         next += 1;
@@ -215,7 +301,9 @@ impl Executor {
                 }
             }
         }
-        if let Some(process) = &self.process {
+        if self.queued.is_empty()
+            && let Some(process) = &self.process
+        {
             let rss = process.rss_mb();
             self.note_rss(rss);
             if rss > self.config.rss_limit_mb / 2 {
@@ -224,6 +312,24 @@ impl Executor {
             }
         }
         Ok(())
+    }
+
+    /// Writes the Run request for `batch[start..end]`; false if the
+    /// harness is gone (the receive that follows then reports its death).
+    fn send(&mut self, batch: &Batch, start: usize, end: usize) -> bool {
+        let Some(process) = self.process.as_mut() else {
+            return false;
+        };
+        self.baseline_rss = process.rss_mb();
+        let data = batch.slice(start, end, &mut self.ends);
+        process
+            .send(&Request::Run {
+                inputs: InputList {
+                    data,
+                    ends: &self.ends,
+                },
+            })
+            .is_ok()
     }
 
     fn note_rss(&mut self, rss: u64) {
@@ -237,14 +343,26 @@ impl Executor {
         }
     }
 
-    fn emit_crash(&mut self, index: usize, mut crash: Crash, last: &[u8], on_result: &mut impl FnMut(RunResult<'_>)) {
+    fn emit_crash(
+        &mut self,
+        index: usize,
+        mut crash: Crash,
+        last: &[u8],
+        on_result: &mut impl FnMut(RunResult<'_>),
+    ) {
         let coverage = Coverage {
             style: self.sources.style(),
             earlier: self.has_earlier.then_some(&self.earlier),
             last,
         };
         locate(&self.sources, &mut crash, coverage);
-        on_result(RunResult { index, crash: Some(crash), coverage });
+        on_result(RunResult {
+            index,
+            crash: Some(crash),
+            coverage,
+            trace_hash: 0,
+            repeat: false,
+        });
         self.clear_earlier();
     }
 
@@ -255,11 +373,10 @@ impl Executor {
         }
     }
 
-    /// Sends `batch[start..end]` and reports outcomes until all arrived or the
-    /// harness stopped answering. Returns how many inputs were reported.
-    fn round_trip(
+    /// Reports the outcomes of `batch[start..end]`, already sent, until all
+    /// arrived or the harness stopped answering. Returns how many were reported.
+    fn receive(
         &mut self,
-        batch: &Batch,
         start: usize,
         end: usize,
         on_result: &mut impl FnMut(RunResult<'_>),
@@ -268,17 +385,11 @@ impl Executor {
         let limit_mb = self.config.rss_limit_mb;
         let silence_limit = self.config.timeout + KILL_GRACE + self.config.flush_interval;
         let mut process = self.process.take().expect("ensured by the caller");
-        let baseline_rss = process.rss_mb();
+        let baseline_rss = self.baseline_rss;
         let mut chunk_requested_at = baseline_rss;
         let chunk_growth = (limit_mb / CHUNK_GROWTH_SHARE).clamp(1, CHUNK_GROWTH_MAX_MB);
         self.clear_earlier();
 
-        let data = batch.slice(start, end, &mut self.ends);
-        if process.send(&Request::Run { inputs: InputList { data, ends: &self.ends } }).is_err() {
-            let message = format!("the harness died ({})", describe_status(process.wait_exit(Duration::from_secs(1))));
-            self.process = Some(process);
-            return Ok((0, Some(Interrupted::Unexplained { kind: CrashKind::HarnessDied, message })));
-        }
         let count = end - start;
         let mut reported = 0;
         let mut deadline = Instant::now() + silence_limit;
@@ -286,25 +397,40 @@ impl Executor {
             if reported == count {
                 break None;
             }
-            let wait = process.wait_frame(Some(deadline)).map_err(HarnessError::Pipe)?;
+            let wait = process
+                .wait_frame(Some(deadline))
+                .map_err(HarnessError::Pipe)?;
             match wait {
                 Wait::Frame => {}
                 Wait::Eof => {
                     let status = process.wait_exit(Duration::from_secs(2));
                     let stderr = process.stderr_tail();
                     let message = match php_fatal_line(&stderr) {
-                        Some(line) => format!("the harness died ({}): {line}", describe_status(status)),
+                        Some(line) => {
+                            format!("the harness died ({}): {line}", describe_status(status))
+                        }
                         None => format!("the harness died ({})", describe_status(status)),
                     };
-                    break Some(Interrupted::Unexplained { kind: CrashKind::HarnessDied, message });
+                    break Some(Interrupted::Unexplained {
+                        kind: CrashKind::HarnessDied,
+                        message,
+                    });
                 }
                 Wait::Idle => {
                     let rss = process.rss_mb();
                     self.note_rss(rss);
-                    if rss > limit_mb {
+                    // PHP's memory_limit (the same number) counts only its own
+                    // heap and reports where it ran out; the process as a whole
+                    // gets some slack before it is killed from here.
+                    if rss > limit_mb + rss_slack_mb(limit_mb) {
                         process.kill();
-                        let message = format!("the harness's memory reached {rss} MB, over the limit of {limit_mb} MB");
-                        break Some(Interrupted::Unexplained { kind: CrashKind::OutOfMemory, message });
+                        let message = format!(
+                            "the harness's memory reached {rss} MB, over the limit of {limit_mb} MB"
+                        );
+                        break Some(Interrupted::Unexplained {
+                            kind: CrashKind::OutOfMemory,
+                            message,
+                        });
                     }
                     if process.info.signals && rss > chunk_requested_at + chunk_growth {
                         // A long run may be piling up trace: have it sent over.
@@ -318,12 +444,16 @@ impl Executor {
                             silence_limit.as_secs_f64(),
                             self.config.timeout.as_secs_f64()
                         );
-                        break Some(Interrupted::Unexplained { kind: CrashKind::Timeout, message });
+                        break Some(Interrupted::Unexplained {
+                            kind: CrashKind::Timeout,
+                            message,
+                        });
                     }
                     continue;
                 }
             }
-            let event = protocol::decode_event(process.frame_bytes()).map_err(|e| HarnessError::Protocol(e.to_string()))?;
+            let event = protocol::decode_event(process.frame_bytes())
+                .map_err(|e| HarnessError::Protocol(e.to_string()))?;
             match event {
                 Event::Outcomes { first, outcomes } => {
                     if first as usize != reported {
@@ -335,13 +465,31 @@ impl Executor {
                         let index = start + reported;
                         let crash = crash_from_status(outcome.status, outcome.problem.as_ref());
                         let earlier = self.has_earlier.then_some(&self.earlier);
-                        let coverage = Coverage { style, earlier, last: outcome.coverage };
+                        let coverage = Coverage {
+                            style,
+                            earlier,
+                            last: outcome.coverage,
+                        };
                         self.stats.executions += 1;
+                        let (trace_hash, repeat) =
+                            (outcome.trace_hash, outcome.repeat && !self.has_earlier);
                         match crash {
-                            None => on_result(RunResult { index, crash: None, coverage }),
+                            None => on_result(RunResult {
+                                index,
+                                crash: None,
+                                coverage,
+                                trace_hash,
+                                repeat,
+                            }),
                             Some(mut crash) => {
                                 locate(&self.sources, &mut crash, coverage);
-                                on_result(RunResult { index, crash: Some(crash), coverage });
+                                on_result(RunResult {
+                                    index,
+                                    crash: Some(crash),
+                                    coverage,
+                                    trace_hash: 0,
+                                    repeat: false,
+                                });
                             }
                         }
                         if self.has_earlier {
@@ -367,13 +515,24 @@ impl Executor {
                     let path = Path::new(OsStr::from_bytes(path)).to_path_buf();
                     process.consume_frame();
                     let code = self.sources.serve(&path)?;
-                    process.send(&Request::Source { code: code.as_deref() }).map_err(HarnessError::Pipe)?;
+                    process
+                        .send(&Request::Source {
+                            code: code.as_deref(),
+                        })
+                        .map_err(HarnessError::Pipe)?;
                     deadline = Instant::now() + silence_limit;
                 }
-                Event::Died { index, status: died_status, problem, coverage } => {
+                Event::Died {
+                    index,
+                    status: died_status,
+                    problem,
+                    coverage,
+                } => {
                     let index = index as usize;
                     if index != reported {
-                        return Err(HarnessError::Protocol(format!("died on input {index}, expected {reported}")));
+                        return Err(HarnessError::Protocol(format!(
+                            "died on input {index}, expected {reported}"
+                        )));
                     }
                     let problem = Problem::from_wire(&problem);
                     let last = coverage.to_vec();
@@ -384,25 +543,45 @@ impl Executor {
                     let mut note = None;
                     if kind == CrashKind::OutOfMemory
                         && (stack_page_allocation(&problem.message)
-                            || looks_like_recursion(&self.sources, Coverage { style, earlier: None, last: &last }))
+                            || looks_like_recursion(
+                                &self.sources,
+                                Coverage {
+                                    style,
+                                    earlier: None,
+                                    last: &last,
+                                },
+                            ))
                     {
                         kind = CrashKind::StackOverflow;
-                        note = Some("memory ran out deep inside repeated calls: unbounded recursion".to_string());
+                        note = Some(
+                            "memory ran out deep inside repeated calls: unbounded recursion"
+                                .to_string(),
+                        );
                     }
                     // A run that started on a bloated harness may not be to blame.
-                    let retry_alone = kind == CrashKind::OutOfMemory && count > 1 && baseline_rss > limit_mb / 4;
+                    let retry_alone =
+                        kind == CrashKind::OutOfMemory && count > 1 && baseline_rss > limit_mb / 4;
                     let crash = Crash {
                         kind,
                         problem,
-                        stderr: (matches!(kind, CrashKind::Fatal | CrashKind::OutOfMemory | CrashKind::StackOverflow)
-                            && !stderr.trim().is_empty())
+                        stderr: (matches!(
+                            kind,
+                            CrashKind::Fatal | CrashKind::OutOfMemory | CrashKind::StackOverflow
+                        ) && !stderr.trim().is_empty())
                         .then_some(stderr),
                         note,
                     };
-                    break Some(Interrupted::Died { index: start + index, crash, retry_alone, last });
+                    break Some(Interrupted::Died {
+                        index: start + index,
+                        crash,
+                        retry_alone,
+                        last,
+                    });
                 }
                 other => {
-                    return Err(HarnessError::Protocol(format!("unexpected event during a batch: {other:?}")));
+                    return Err(HarnessError::Protocol(format!(
+                        "unexpected event during a batch: {other:?}"
+                    )));
                 }
             }
         };
@@ -468,12 +647,23 @@ fn locate(sources: &SourceServer, crash: &mut Crash, coverage: Coverage<'_>) {
     }
     if crash.problem.frames.is_empty() {
         let (file, line) = (crash.problem.file.clone(), crash.problem.line);
-        let function = sources.function_at(Path::new(&file), line).unwrap_or_else(|| "{main}".into());
+        let function = sources
+            .function_at(Path::new(&file), line)
+            .unwrap_or_else(|| "{main}".into());
         if crash.problem.trace.is_empty() {
             crash.problem.trace = format!("#0 {function} at {file}:{line}\n");
         }
-        crash.problem.frames.push(crate::Frame { file, line, function });
+        crash.problem.frames.push(crate::Frame {
+            file,
+            line,
+            function,
+        });
     }
+}
+
+/// How far past the limit a harness's RSS may go before it is killed.
+fn rss_slack_mb(limit_mb: u64) -> u64 {
+    (limit_mb / 8).max(64)
 }
 
 /// PHP grows its VM stack in pages of 256 KiB: failing to get one more is
@@ -494,9 +684,14 @@ fn fatal_from_stderr(stderr: &str, runtime_dir: &str) -> Option<Crash> {
             return None;
         }
         let message = message.trim().to_string();
-        let (kind, note) = if message.starts_with("Allowed memory size") || message.starts_with("Out of memory") {
+        let (kind, note) = if message.starts_with("Allowed memory size")
+            || message.starts_with("Out of memory")
+        {
             if stack_page_allocation(&message) {
-                (CrashKind::StackOverflow, Some("memory ran out growing the call stack: unbounded recursion".to_string()))
+                (
+                    CrashKind::StackOverflow,
+                    Some("memory ran out growing the call stack: unbounded recursion".to_string()),
+                )
             } else {
                 (CrashKind::OutOfMemory, None)
             }
@@ -533,7 +728,10 @@ fn looks_like_recursion(sources: &SourceServer, coverage: Coverage<'_>) -> bool 
         total += 1;
         let is_entry = *kinds.entry(id).or_insert_with(|| {
             sources.locate(BlockId(id)).is_some_and(|l| {
-                matches!(l.block.kind, BlockKind::FunctionEntry | BlockKind::MethodEntry | BlockKind::ClosureEntry)
+                matches!(
+                    l.block.kind,
+                    BlockKind::FunctionEntry | BlockKind::MethodEntry | BlockKind::ClosureEntry
+                )
             })
         });
         if is_entry {

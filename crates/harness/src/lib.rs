@@ -42,6 +42,9 @@ pub struct HarnessConfig {
     pub flush_interval: Duration,
     /// Show what the target prints instead of discarding it.
     pub forward_output: bool,
+    /// Send a run whose trace repeats an earlier one as the trace's hash
+    /// alone (`RunResult::repeat`). For fuzzing; replay wants every trace.
+    pub dedup_traces: bool,
 }
 
 impl HarnessConfig {
@@ -56,6 +59,7 @@ impl HarnessConfig {
             load_timeout: Duration::from_secs(60),
             flush_interval: Duration::from_millis(100),
             forward_output: false,
+            dedup_traces: false,
         }
     }
 }
@@ -63,9 +67,17 @@ impl HarnessConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
     #[error("cannot run `{}`: {reason}; {hint}", php.display())]
-    PhpNotFound { php: PathBuf, reason: String, hint: &'static str },
+    PhpNotFound {
+        php: PathBuf,
+        reason: String,
+        hint: &'static str,
+    },
     #[error("`{}` is PHP {version}, but php-fuzz needs PHP 8.1 or newer; {hint}", php.display())]
-    PhpTooOld { php: PathBuf, version: String, hint: &'static str },
+    PhpTooOld {
+        php: PathBuf,
+        version: String,
+        hint: &'static str,
+    },
     #[error("cannot start the harness process: {0}")]
     Spawn(#[source] std::io::Error),
     #[error("{}", .0)]
@@ -95,7 +107,12 @@ pub struct LoadFailure {
 
 impl std::fmt::Display for LoadFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot load target {}: {}", self.target.display(), self.summary)
+        write!(
+            f,
+            "cannot load target {}: {}",
+            self.target.display(),
+            self.summary
+        )
     }
 }
 
@@ -131,7 +148,11 @@ impl Problem {
             frames: p
                 .frames
                 .iter()
-                .map(|f| Frame { file: text(f.file), line: f.line, function: text(f.function) })
+                .map(|f| Frame {
+                    file: text(f.file),
+                    line: f.line,
+                    function: text(f.function),
+                })
                 .collect(),
         }
     }
@@ -139,7 +160,11 @@ impl Problem {
     /// `Class: message at file:line`, on one line.
     pub fn headline(&self) -> String {
         let message = self.message.lines().next().unwrap_or("");
-        let mut out = if self.class.is_empty() { message.to_string() } else { format!("{}: {message}", self.class) };
+        let mut out = if self.class.is_empty() {
+            message.to_string()
+        } else {
+            format!("{}: {message}", self.class)
+        };
         if !self.file.is_empty() {
             out.push_str(&format!(" at {}:{}", self.file, self.line));
         }

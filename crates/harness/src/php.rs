@@ -42,18 +42,32 @@ impl PhpBinary {
                 reason: format!(
                     "it did not run as the PHP CLI ({}{})",
                     output.status,
-                    first_line(&output.stderr).map(|l| format!(": {l}")).unwrap_or_default()
+                    first_line(&output.stderr)
+                        .map(|l| format!(": {l}"))
+                        .unwrap_or_default()
                 ),
                 hint: INSTALL_HINT,
             });
         };
         if version_id < MIN_PHP_VERSION_ID {
-            return Err(HarnessError::PhpTooOld { php: php.to_path_buf(), version, hint: INSTALL_HINT });
+            return Err(HarnessError::PhpTooOld {
+                php: php.to_path_buf(),
+                version,
+                hint: INSTALL_HINT,
+            });
         }
-        Ok(PhpBinary { path: php.to_path_buf(), version, version_id, signals })
+        Ok(PhpBinary {
+            path: php.to_path_buf(),
+            version,
+            version_id,
+            signals,
+        })
     }
 }
 
 fn first_line(bytes: &[u8]) -> Option<String> {
-    String::from_utf8_lossy(bytes).lines().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_string())
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().to_string())
 }

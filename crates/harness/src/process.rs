@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -21,6 +21,8 @@ use crate::protocol::{self, Event, Request};
 use crate::sources::SourceServer;
 use crate::{HarnessConfig, HarnessError, LoadFailure, Problem};
 
+/// Pipe capacity asked for; Linux caps it at /proc/sys/fs/pipe-max-size.
+const PIPE_BYTES: usize = 1 << 20;
 /// How much of the harness's stderr is kept for crash reports.
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How often a wait for the harness wakes up to check its memory.
@@ -57,6 +59,10 @@ pub(crate) struct HarnessProcess {
     requests: File,
     events: File,
     request_buf: Vec<u8>,
+    /// Request bytes not yet taken by the pipe: requests are written without
+    /// blocking, so a queued batch never waits for the harness to read it.
+    outbox: Vec<u8>,
+    outbox_sent: usize,
     /// Bytes read from the events pipe; `frame` is the current frame's payload range.
     buf: Vec<u8>,
     start: usize,
@@ -70,14 +76,32 @@ pub(crate) struct HarnessProcess {
 
 impl HarnessProcess {
     /// Starts `php`, loads the target and waits until it is ready to run inputs.
-    pub(crate) fn spawn(config: &HarnessConfig, sources: &SourceServer) -> Result<HarnessProcess, HarnessError> {
+    pub(crate) fn spawn(
+        config: &HarnessConfig,
+        sources: &SourceServer,
+    ) -> Result<HarnessProcess, HarnessError> {
         let (requests_read, requests_write) = io::pipe().map_err(HarnessError::Spawn)?;
         let (events_read, events_write) = io::pipe().map_err(HarnessError::Spawn)?;
+        // Bigger pipes mean fewer wake-ups per batch; the default is 64 KiB.
+        for pipe in [requests_write.as_fd(), events_write.as_fd()] {
+            let _ = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_BYTES);
+        }
+        let flags =
+            rustix::fs::fcntl_getfl(&requests_write).map_err(|e| HarnessError::Spawn(e.into()))?;
+        rustix::fs::fcntl_setfl(&requests_write, flags | rustix::fs::OFlags::NONBLOCK)
+            .map_err(|e| HarnessError::Spawn(e.into()))?;
         let mut command = Command::new(&config.php.path);
         command
             .arg("-d")
             .arg(format!("memory_limit={}M", config.rss_limit_mb))
-            .args(["-d", "display_errors=stderr", "-d", "log_errors=0", "-d", "html_errors=0"])
+            .args([
+                "-d",
+                "display_errors=stderr",
+                "-d",
+                "log_errors=0",
+                "-d",
+                "html_errors=0",
+            ])
             .args(["-d", "error_reporting=-1", "-d", "max_execution_time=0"]);
         for (key, value) in &config.ini {
             command.arg("-d").arg(format!("{key}={value}"));
@@ -85,7 +109,11 @@ impl HarnessProcess {
         command
             .arg(config.runtime.entry_script())
             .stdin(Stdio::null())
-            .stdout(if config.forward_output { Stdio::inherit() } else { Stdio::null() })
+            .stdout(if config.forward_output {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .stderr(Stdio::piped())
             // Ctrl-C reaches the engine only; the engine stops the harness itself.
             .process_group(0);
@@ -94,8 +122,14 @@ impl HarnessProcess {
         }
         command
             .fd_mappings(vec![
-                FdMapping { parent_fd: OwnedFd::from(requests_read), child_fd: 3 },
-                FdMapping { parent_fd: OwnedFd::from(events_write), child_fd: 4 },
+                FdMapping {
+                    parent_fd: OwnedFd::from(requests_read),
+                    child_fd: 3,
+                },
+                FdMapping {
+                    parent_fd: OwnedFd::from(events_write),
+                    child_fd: 4,
+                },
             ])
             .map_err(|err| HarnessError::Spawn(io::Error::other(err)))?;
         let mut child = command.spawn().map_err(HarnessError::Spawn)?;
@@ -117,6 +151,8 @@ impl HarnessProcess {
             requests: File::from(OwnedFd::from(requests_write)),
             events: File::from(OwnedFd::from(events_read)),
             request_buf: Vec::new(),
+            outbox: Vec::new(),
+            outbox_sent: 0,
             buf: vec![0; 64 * 1024],
             start: 0,
             end: 0,
@@ -140,18 +176,30 @@ impl HarnessProcess {
             style: style_code(sources.style()),
             timeout_ms: config.timeout.as_millis().max(1) as u64,
             flush_interval_ms: config.flush_interval.as_millis() as u64,
+            dedup_traces: config.dedup_traces,
         };
-        if process.send(&init).is_err() {
+        if process
+            .send(&init)
+            .and_then(|()| process.flush_outbox())
+            .is_err()
+        {
             return Err(process.load_failure_from_death(config));
         }
         process.wait_ready(config, sources)?;
         Ok(process)
     }
 
-    fn wait_ready(&mut self, config: &HarnessConfig, sources: &SourceServer) -> Result<(), HarnessError> {
+    fn wait_ready(
+        &mut self,
+        config: &HarnessConfig,
+        sources: &SourceServer,
+    ) -> Result<(), HarnessError> {
         let mut deadline = Instant::now() + config.load_timeout;
         loop {
-            match self.wait_frame(Some(deadline)).map_err(HarnessError::Pipe)? {
+            match self
+                .wait_frame(Some(deadline))
+                .map_err(HarnessError::Pipe)?
+            {
                 Wait::Idle => {
                     if Instant::now() >= deadline {
                         self.kill();
@@ -171,16 +219,29 @@ impl HarnessProcess {
                 Wait::Frame => {}
             }
             let (start, end) = self.frame;
-            let event = protocol::decode_event(&self.buf[start..end]).map_err(|e| HarnessError::Protocol(e.to_string()))?;
+            let event = protocol::decode_event(&self.buf[start..end])
+                .map_err(|e| HarnessError::Protocol(e.to_string()))?;
             match event {
                 Event::SourceRequest { path } => {
                     let path = Path::new(OsStr::from_bytes(path)).to_path_buf();
                     self.consume_frame();
                     let code = sources.serve(&path)?;
-                    self.send(&Request::Source { code: code.as_deref() }).map_err(HarnessError::Pipe)?;
+                    self.send(&Request::Source {
+                        code: code.as_deref(),
+                    })
+                    .and_then(|()| self.flush_outbox())
+                    .map_err(HarnessError::Pipe)?;
                     deadline = Instant::now() + config.load_timeout;
                 }
-                Event::Ready { php_version, signals, max_len, dictionaries, allowed_exceptions, load_warnings, coverage } => {
+                Event::Ready {
+                    php_version,
+                    signals,
+                    max_len,
+                    dictionaries,
+                    allowed_exceptions,
+                    load_warnings,
+                    coverage,
+                } => {
                     self.info = TargetInfo {
                         php_version: String::from_utf8_lossy(php_version).into_owned(),
                         signals,
@@ -211,7 +272,9 @@ impl HarnessProcess {
                     })));
                 }
                 other => {
-                    return Err(HarnessError::Protocol(format!("unexpected event while loading: {other:?}")));
+                    return Err(HarnessError::Protocol(format!(
+                        "unexpected event while loading: {other:?}"
+                    )));
                 }
             }
         }
@@ -220,15 +283,65 @@ impl HarnessProcess {
     fn load_failure_from_death(&mut self, config: &HarnessConfig) -> HarnessError {
         let status = self.wait_exit(Duration::from_secs(5));
         let stderr = self.stderr_tail();
-        let summary = match stderr.lines().rev().find(|l| l.contains("error:") || l.contains("Error")) {
+        let summary = match stderr
+            .lines()
+            .rev()
+            .find(|l| l.contains("error:") || l.contains("Error"))
+        {
             Some(line) => line.trim().to_string(),
-            None => format!("the harness exited while loading the target ({})", describe_status(status)),
+            None => format!(
+                "the harness exited while loading the target ({})",
+                describe_status(status)
+            ),
         };
-        HarnessError::Load(Box::new(LoadFailure { target: config.target.clone(), problem: None, summary, stderr }))
+        HarnessError::Load(Box::new(LoadFailure {
+            target: config.target.clone(),
+            problem: None,
+            summary,
+            stderr,
+        }))
     }
 
+    /// Queues a request and writes as much of it as the pipe takes now; the
+    /// rest goes out while waiting for events.
     pub(crate) fn send(&mut self, request: &Request<'_>) -> io::Result<()> {
-        protocol::write_request(&mut self.requests, &mut self.request_buf, request)
+        protocol::encode_request(&mut self.request_buf, request)?;
+        if self.outbox_sent == self.outbox.len() {
+            self.outbox.clear();
+            self.outbox_sent = 0;
+        }
+        self.outbox.extend_from_slice(&self.request_buf);
+        self.pump_outbox()
+    }
+
+    fn pump_outbox(&mut self) -> io::Result<()> {
+        while self.outbox_sent < self.outbox.len() {
+            match self.requests.write(&self.outbox[self.outbox_sent..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.outbox_sent += n,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(())
+    }
+
+    /// Blocks until every queued request is in the pipe (used while loading,
+    /// where the harness reads each request before doing anything else).
+    fn flush_outbox(&mut self) -> io::Result<()> {
+        while self.outbox_sent < self.outbox.len() {
+            self.pump_outbox()?;
+            if self.outbox_sent < self.outbox.len() {
+                let mut fds = [PollFd::new(&self.requests, PollFlags::OUT)];
+                let timeout = rustix::event::Timespec::try_from(POLL_SLICE).unwrap_or_default();
+                match poll(&mut fds, Some(&timeout)) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(err) => return Err(err.into()),
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Waits for the next frame, at most one poll slice or until `deadline`.
@@ -237,7 +350,11 @@ impl HarnessProcess {
         loop {
             let available = self.end - self.start;
             if available >= 4 {
-                let len = u32::from_le_bytes(self.buf[self.start..self.start + 4].try_into().expect("4 bytes")) as usize;
+                let len = u32::from_le_bytes(
+                    self.buf[self.start..self.start + 4]
+                        .try_into()
+                        .expect("4 bytes"),
+                ) as usize;
                 if available >= 4 + len {
                     self.frame = (self.start + 4, self.start + 4 + len);
                     return Ok(Wait::Frame);
@@ -260,16 +377,37 @@ impl HarnessProcess {
                 }
             }
             let slice = match deadline {
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()).min(POLL_SLICE),
+                Some(deadline) => deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(POLL_SLICE),
                 None => POLL_SLICE,
             };
             let timeout = rustix::event::Timespec::try_from(slice).unwrap_or_default();
-            let mut fds = [PollFd::new(&self.events, PollFlags::IN)];
+            let writing = self.outbox_sent < self.outbox.len();
+            let mut fds = [
+                PollFd::new(&self.events, PollFlags::IN),
+                PollFd::new(
+                    &self.requests,
+                    if writing {
+                        PollFlags::OUT
+                    } else {
+                        PollFlags::empty()
+                    },
+                ),
+            ];
             match poll(&mut fds, Some(&timeout)) {
                 Ok(0) => return Ok(Wait::Idle),
                 Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(err) => return Err(err.into()),
+            }
+            let readable = !fds[0].revents().is_empty();
+            if writing && !fds[1].revents().is_empty() && self.pump_outbox().is_err() {
+                // The harness is gone; reading will show it.
+                self.outbox_sent = self.outbox.len();
+            }
+            if !readable {
+                continue;
             }
             match self.events.read(&mut self.buf[self.end..]) {
                 Ok(0) => return Ok(Wait::Eof),
@@ -352,7 +490,9 @@ impl HarnessProcess {
     /// Asks the harness to exit and reaps it.
     pub(crate) fn shutdown(mut self) {
         if self.status.is_none() {
-            let _ = self.send(&Request::Shutdown);
+            let _ = self
+                .send(&Request::Shutdown)
+                .and_then(|()| self.flush_outbox());
             self.wait_exit(Duration::from_millis(500));
         }
     }

@@ -10,7 +10,9 @@ use std::io::{self, Write};
 use bincode::{BorrowDecode, Encode};
 
 pub fn config() -> impl bincode::config::Config {
-    bincode::config::standard().with_fixed_int_encoding().with_little_endian()
+    bincode::config::standard()
+        .with_fixed_int_encoding()
+        .with_little_endian()
 }
 
 /// Bumped whenever the layout changes; both sides come from one binary.
@@ -19,9 +21,19 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// Engine → harness.
 #[derive(Debug, Encode)]
 pub enum Request<'a> {
-    Init { target: &'a [u8], style: u8, timeout_ms: u64, flush_interval_ms: u64 },
-    Run { inputs: InputList<'a> },
-    Source { code: Option<&'a [u8]> },
+    Init {
+        target: &'a [u8],
+        style: u8,
+        timeout_ms: u64,
+        flush_interval_ms: u64,
+        dedup_traces: bool,
+    },
+    Run {
+        inputs: InputList<'a>,
+    },
+    Source {
+        code: Option<&'a [u8]>,
+    },
     Shutdown,
 }
 
@@ -34,7 +46,10 @@ pub struct InputList<'a> {
 }
 
 impl Encode for InputList<'_> {
-    fn encode<E: bincode::enc::Encoder>(&self, encoder: &mut E) -> Result<(), bincode::error::EncodeError> {
+    fn encode<E: bincode::enc::Encoder>(
+        &self,
+        encoder: &mut E,
+    ) -> Result<(), bincode::error::EncodeError> {
         (self.ends.len() as u64).encode(encoder)?;
         let mut start = 0;
         for &end in self.ends {
@@ -58,16 +73,35 @@ pub enum Event<'a> {
         /// Coverage of loading the target file itself.
         coverage: &'a [u8],
     },
-    LoadFailed { problem: Problem<'a> },
-    SourceRequest { path: &'a [u8] },
-    Outcomes { first: u32, outcomes: Vec<Outcome<'a>> },
-    CoverageChunk { index: u32, coverage: &'a [u8] },
-    Died { index: u32, status: u8, problem: Problem<'a>, coverage: &'a [u8] },
+    LoadFailed {
+        problem: Problem<'a>,
+    },
+    SourceRequest {
+        path: &'a [u8],
+    },
+    Outcomes {
+        first: u32,
+        outcomes: Vec<Outcome<'a>>,
+    },
+    CoverageChunk {
+        index: u32,
+        coverage: &'a [u8],
+    },
+    Died {
+        index: u32,
+        status: u8,
+        problem: Problem<'a>,
+        coverage: &'a [u8],
+    },
 }
 
 #[derive(Debug, BorrowDecode)]
 pub struct Outcome<'a> {
     pub status: u8,
+    /// The run's trace is the one already sent with this hash; `coverage` is empty.
+    pub repeat: bool,
+    /// xxh3 of the trace (trace style, clean runs), else 0.
+    pub trace_hash: u64,
     pub coverage: &'a [u8],
     pub problem: Option<Problem<'a>>,
 }
@@ -100,14 +134,24 @@ pub mod status {
     pub const OUT_OF_MEMORY: u8 = 6;
 }
 
-/// Encodes `request` as one frame into `buf` (cleared first) and writes it.
-pub fn write_request(out: &mut impl Write, buf: &mut Vec<u8>, request: &Request<'_>) -> io::Result<()> {
+/// Encodes `request` as one frame into `buf` (cleared first).
+pub fn encode_request(buf: &mut Vec<u8>, request: &Request<'_>) -> io::Result<()> {
     buf.clear();
     buf.extend_from_slice(&[0; 4]);
     bincode::encode_into_std_write(request, buf, config()).map_err(io::Error::other)?;
     let len = u32::try_from(buf.len() - 4)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "request larger than 4 GiB"))?;
     buf[..4].copy_from_slice(&len.to_le_bytes());
+    Ok(())
+}
+
+/// Encodes `request` as one frame and writes it.
+pub fn write_request(
+    out: &mut impl Write,
+    buf: &mut Vec<u8>,
+    request: &Request<'_>,
+) -> io::Result<()> {
+    encode_request(buf, request)?;
     out.write_all(buf)?;
     out.flush()
 }
@@ -133,7 +177,14 @@ mod tests {
         let ends = [2, 5];
         let mut buf = Vec::new();
         let mut out = Vec::new();
-        write_request(&mut out, &mut buf, &Request::Run { inputs: InputList { data, ends: &ends } }).unwrap();
+        write_request(
+            &mut out,
+            &mut buf,
+            &Request::Run {
+                inputs: InputList { data, ends: &ends },
+            },
+        )
+        .unwrap();
         let mut expected = Vec::new();
         expected.extend_from_slice(&(4u32 + 8 + 8 + 2 + 8 + 3).to_le_bytes());
         expected.extend_from_slice(&1u32.to_le_bytes());
@@ -152,6 +203,8 @@ mod tests {
         p.extend_from_slice(&7u32.to_le_bytes());
         p.extend_from_slice(&1u64.to_le_bytes());
         p.push(status::OK);
+        p.push(0);
+        p.extend_from_slice(&0xabcdu64.to_le_bytes());
         p.extend_from_slice(&4u64.to_le_bytes());
         p.extend_from_slice(&[5, 0, 0, 0]);
         p.push(0);
@@ -160,6 +213,8 @@ mod tests {
                 assert_eq!(first, 7);
                 assert_eq!(outcomes.len(), 1);
                 assert_eq!(outcomes[0].coverage, &[5, 0, 0, 0]);
+                assert_eq!(outcomes[0].trace_hash, 0xabcd);
+                assert!(!outcomes[0].repeat);
                 assert!(outcomes[0].problem.is_none());
             }
             other => panic!("unexpected {other:?}"),

@@ -6,12 +6,27 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 const FILES: &[(&str, &str)] = &[
-    ("harness.php", include_str!("../../../php-runtime/harness.php")),
-    ("Harness.php", include_str!("../../../php-runtime/Harness.php")),
-    ("Config.php", include_str!("../../../php-runtime/Config.php")),
+    (
+        "harness.php",
+        include_str!("../../../php-runtime/harness.php"),
+    ),
+    (
+        "Harness.php",
+        include_str!("../../../php-runtime/Harness.php"),
+    ),
+    (
+        "Config.php",
+        include_str!("../../../php-runtime/Config.php"),
+    ),
     ("Wire.php", include_str!("../../../php-runtime/Wire.php")),
-    ("IncludeInterceptor.php", include_str!("../../../php-runtime/IncludeInterceptor.php")),
-    ("FuzzingContext.php", include_str!("../../../php-runtime/FuzzingContext.php")),
+    (
+        "IncludeInterceptor.php",
+        include_str!("../../../php-runtime/IncludeInterceptor.php"),
+    ),
+    (
+        "FuzzingContext.php",
+        include_str!("../../../php-runtime/FuzzingContext.php"),
+    ),
 ];
 
 /// The unpacked runtime; removed when dropped.
@@ -24,7 +39,9 @@ pub struct Runtime {
 
 impl Runtime {
     pub fn unpack() -> io::Result<Runtime> {
-        let dir = tempfile::Builder::new().prefix("php-fuzz-runtime-").tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix("php-fuzz-runtime-")
+            .tempdir()?;
         for (name, contents) in FILES {
             fs::write(dir.path().join(name), contents)?;
         }

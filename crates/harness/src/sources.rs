@@ -47,7 +47,10 @@ struct State {
 
 impl SourceServer {
     pub fn new(style: StubStyle) -> SourceServer {
-        SourceServer { style, state: Mutex::new(State::default()) }
+        SourceServer {
+            style,
+            state: Mutex::new(State::default()),
+        }
     }
 
     pub fn style(&self) -> StubStyle {
@@ -55,7 +58,9 @@ impl SourceServer {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The instrumented source for an include of `path`, or `None` to let
@@ -74,7 +79,10 @@ impl SourceServer {
             }
         }
         let outcome = php_fuzz_instrument::instrument(&current, &mut state.ids, self.style)
-            .map_err(|source| HarnessError::Instrument { path: path.to_path_buf(), source })?;
+            .map_err(|source| HarnessError::Instrument {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let file = match outcome {
             Outcome::Instrumented(result) => SourceFile {
                 path: path.to_path_buf(),
@@ -119,7 +127,10 @@ impl SourceServer {
         }
         let file = &state.files[index];
         let block = file.blocks.iter().find(|b| b.id == id)?.clone();
-        Some(BlockLocation { path: file.path.clone(), block })
+        Some(BlockLocation {
+            path: file.path.clone(),
+            block,
+        })
     }
 
     /// The function a line of a served file belongs to, as the block map
@@ -128,7 +139,9 @@ impl SourceServer {
         let state = self.lock();
         let file = &state.files[*state.by_path.get(path)?];
         let at = file.blocks.partition_point(|b| b.line <= line);
-        file.blocks[..at].last().map(|b| b.function.clone().unwrap_or_else(|| "{main}".into()))
+        file.blocks[..at]
+            .last()
+            .map(|b| b.function.clone().unwrap_or_else(|| "{main}".into()))
     }
 
     /// Every file served so far; a file that changed on disk appears once per version.

@@ -5,17 +5,29 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use php_fuzz_harness::{
-    Batch, Crash, CrashKind, Executor, HarnessConfig, HarnessError, PhpBinary, Runtime, SourceServer,
+    Batch, Crash, CrashKind, Executor, HarnessConfig, HarnessError, PhpBinary, Runtime,
+    SourceServer,
 };
 use php_fuzz_instrument::StubStyle;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
-fn executor_with(target: &Path, style: StubStyle, tweak: impl FnOnce(&mut HarnessConfig)) -> Executor {
+fn executor_with(
+    target: &Path,
+    style: StubStyle,
+    tweak: impl FnOnce(&mut HarnessConfig),
+) -> Executor {
     let php = PhpBinary::probe(Path::new("php")).expect("php must be installed (scripts/setup)");
-    let mut config = HarnessConfig::new(php, Arc::new(Runtime::unpack().unwrap()), target.canonicalize().unwrap());
+    let mut config = HarnessConfig::new(
+        php,
+        Arc::new(Runtime::unpack().unwrap()),
+        target.canonicalize().unwrap(),
+    );
     config.timeout = Duration::from_secs(2);
     config.rss_limit_mb = 256;
     tweak(&mut config);
@@ -52,15 +64,25 @@ fn ok_runs_report_coverage_and_exceptions_are_crashes() {
     let results = run(&mut ex, &[b"", b"F", b"FUZZ", b"BUGGY", b"FU"]);
     assert!(results[0].0.is_none());
     assert!(results[0].1 >= 1, "the closure's entry block ran");
-    assert!(results[2].0.is_none(), "LogicException is an allowed Exception");
+    assert!(
+        results[2].0.is_none(),
+        "LogicException is an allowed Exception"
+    );
     assert!(results[2].1 > results[1].1, "more branches, more blocks");
     let crash = results[3].0.as_ref().expect("BUG throws an Error");
     assert_eq!(crash.kind, CrashKind::Exception);
     assert_eq!(crash.problem.class, "Error");
     assert!(crash.problem.file.ends_with("nested_bytes.php"));
     assert_eq!(crash.problem.line, 17);
-    assert!(results[4].0.is_none(), "runs after a crash go on in the same batch");
-    assert_eq!(ex.stats().harness_starts, 1, "an exception does not kill the harness");
+    assert!(
+        results[4].0.is_none(),
+        "runs after a crash go on in the same batch"
+    );
+    assert_eq!(
+        ex.stats().harness_starts,
+        1,
+        "an exception does not kill the harness"
+    );
 }
 
 #[test]
@@ -70,7 +92,14 @@ fn warnings_are_crashes_with_their_location() {
     let crash = results[0].0.as_ref().unwrap();
     assert_eq!(crash.kind, CrashKind::Warning);
     assert_eq!(crash.problem.class, "Warning");
-    assert!(crash.problem.message.contains("Uninitialized string offset"), "{}", crash.problem.message);
+    assert!(
+        crash
+            .problem
+            .message
+            .contains("Uninitialized string offset"),
+        "{}",
+        crash.problem.message
+    );
     assert_eq!(crash.problem.line, 5);
     assert!(results[1].0.is_none());
     assert!(results[2].0.is_some());
@@ -84,25 +113,45 @@ fn type_errors_carry_a_trace_into_the_library() {
     let crash = results[1].0.as_ref().unwrap();
     assert_eq!(crash.problem.class, "TypeError");
     assert_eq!(crash.problem.line, 5);
-    let functions: Vec<_> = crash.problem.frames.iter().map(|f| f.function.as_str()).collect();
+    let functions: Vec<_> = crash
+        .problem
+        .frames
+        .iter()
+        .map(|f| f.function.as_str())
+        .collect();
     assert_eq!(functions.first(), Some(&"strtoupper()"), "{functions:?}");
     assert!(functions.contains(&"describe()"), "{functions:?}");
     assert!(crash.problem.trace.contains("describe()"));
-    assert!(!crash.problem.trace.contains("Harness"), "harness frames are cut: {}", crash.problem.trace);
+    assert!(
+        !crash.problem.trace.contains("Harness"),
+        "harness frames are cut: {}",
+        crash.problem.trace
+    );
 }
 
 #[test]
 fn a_timeout_is_reported_with_where_it_looped_and_the_harness_restarts() {
-    let mut ex = executor_with(&repo().join("fixtures/targets/infinite_loop.php"), StubStyle::Trace, |c| {
-        c.timeout = Duration::from_secs(1);
-    });
+    let mut ex = executor_with(
+        &repo().join("fixtures/targets/infinite_loop.php"),
+        StubStyle::Trace,
+        |c| {
+            c.timeout = Duration::from_secs(1);
+        },
+    );
     let started = Instant::now();
     let results = run(&mut ex, &[b"L", b"LOO", b"x"]);
     assert!(results[0].0.is_none());
     let crash = results[1].0.as_ref().unwrap();
     assert_eq!(crash.kind, CrashKind::Timeout);
-    assert!(crash.problem.frames.iter().any(|f| f.function == "spin()"), "{:?}", crash.problem);
-    assert!(results[2].0.is_none(), "the input after the timeout still ran");
+    assert!(
+        crash.problem.frames.iter().any(|f| f.function == "spin()"),
+        "{:?}",
+        crash.problem
+    );
+    assert!(
+        results[2].0.is_none(),
+        "the input after the timeout still ran"
+    );
     assert!(started.elapsed() < Duration::from_secs(8));
     assert_eq!(ex.stats().harness_starts, 2);
 }
@@ -113,7 +162,11 @@ fn exit_in_the_target_is_a_crash_located_at_the_last_block() {
     let results = run(&mut ex, &[b"Q", b"QUI", b"QU"]);
     let crash = results[1].0.as_ref().unwrap();
     assert_eq!(crash.kind, CrashKind::Exit);
-    assert!(crash.problem.file.ends_with("exit_in_target.php"), "{:?}", crash.problem);
+    assert!(
+        crash.problem.file.ends_with("exit_in_target.php"),
+        "{:?}",
+        crash.problem
+    );
     assert!(results[0].0.is_none() && results[2].0.is_none());
 }
 
@@ -123,7 +176,11 @@ fn memory_exhaustion_is_out_of_memory() {
     let results = run(&mut ex, &[b"M", b"MEM", b"ME"]);
     let crash = results[1].0.as_ref().unwrap();
     assert_eq!(crash.kind, CrashKind::OutOfMemory, "{crash:?}");
-    assert!(crash.problem.message.contains("Allowed memory size"), "{:?}", crash.problem);
+    assert!(
+        crash.problem.message.contains("Allowed memory size"),
+        "{:?}",
+        crash.problem
+    );
     assert!(results[2].0.is_none());
 }
 
@@ -147,19 +204,33 @@ fn lazily_autoloaded_files_are_instrumented_mid_batch() {
     assert!(crash.problem.file.ends_with("LazyParser.php"));
     let files = ex.sources().files();
     assert!(files.len() > before);
-    assert!(files.iter().any(|f| f.path.ends_with("lib/LazyParser.php") && !f.blocks.is_empty()));
-    assert!(results[2].1 > results[0].1, "blocks of the lazily loaded class count");
+    assert!(
+        files
+            .iter()
+            .any(|f| f.path.ends_with("lib/LazyParser.php") && !f.blocks.is_empty())
+    );
+    assert!(
+        results[2].1 > results[0].1,
+        "blocks of the lazily loaded class count"
+    );
 }
 
 #[test]
 fn edge_map_style_runs_the_same_oracle() {
-    let mut ex = executor_with(&repo().join("fixtures/targets/nested_bytes.php"), StubStyle::EdgeMap, |_| {});
+    let mut ex = executor_with(
+        &repo().join("fixtures/targets/nested_bytes.php"),
+        StubStyle::EdgeMap,
+        |_| {},
+    );
     let mut batch = Batch::new();
     batch.push(b"FUZ");
     batch.push(b"BUG");
     let mut out = Vec::new();
-    ex.run_batch(&batch, |r| out.push((r.crash.is_some(), r.coverage.last.len()))).unwrap();
-    assert_eq!(out[0].0, false);
+    ex.run_batch(&batch, |r| {
+        out.push((r.crash.is_some(), r.coverage.last.len()))
+    })
+    .unwrap();
+    assert!(!out[0].0);
     assert!(out[0].1 >= 12 && out[0].1 % 12 == 0, "edge/count pairs");
     assert!(out[1].0);
 }
@@ -176,13 +247,24 @@ fn load_error(target: &str) -> String {
 #[test]
 fn target_files_that_cannot_load_say_why_and_where() {
     let syntax = load_error("fixtures/bad-targets/syntax_error.php");
-    assert!(syntax.contains("syntax error") && syntax.contains("syntax_error.php:4"), "{syntax}");
+    assert!(
+        syntax.contains("syntax error") && syntax.contains("syntax_error.php:4"),
+        "{syntax}"
+    );
     let missing = load_error("fixtures/bad-targets/no_target.php");
     assert!(missing.contains("setTarget"), "{missing}");
     let throws = load_error("fixtures/bad-targets/throws_on_load.php");
-    assert!(throws.contains("RuntimeException") && throws.contains("settings.ini is missing") && throws.contains("throws_on_load.php:4"), "{throws}");
+    assert!(
+        throws.contains("RuntimeException")
+            && throws.contains("settings.ini is missing")
+            && throws.contains("throws_on_load.php:4"),
+        "{throws}"
+    );
     let autoload = load_error("fixtures/bad-targets/missing_autoloader.php");
-    assert!(autoload.contains("vendor/autoload.php") && autoload.contains("missing_autoloader.php:2"), "{autoload}");
+    assert!(
+        autoload.contains("vendor/autoload.php") && autoload.contains("missing_autoloader.php:2"),
+        "{autoload}"
+    );
 }
 
 #[test]
@@ -190,8 +272,15 @@ fn file_operations_behave_like_plain_files_under_the_include_wrapper() {
     let mut ex = executor("fixtures/targets/file_ops.php");
     let results = run(&mut ex, &[b"", b"hello", b"\x00\xff binary"]);
     for (crash, _) in &results {
-        assert!(crash.is_none(), "{:?}", crash.as_ref().map(|c| c.problem.headline()));
+        assert!(
+            crash.is_none(),
+            "{:?}",
+            crash.as_ref().map(|c| c.problem.headline())
+        );
     }
     let files = ex.sources().files();
-    assert!(files.iter().any(|f| f.path.ends_with("lib/template.phtml")), "includes are served by the engine");
+    assert!(
+        files.iter().any(|f| f.path.ends_with("lib/template.phtml")),
+        "includes are served by the engine"
+    );
 }

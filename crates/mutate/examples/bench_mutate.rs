@@ -7,10 +7,13 @@ use std::time::Instant;
 use php_fuzz_mutate::{Dictionary, Mutator};
 
 fn main() {
-    let dictionary = Dictionary::parse(b"\"{\"\n\"}\"\n\"true\"\n\"\\\\u\"", Path::new("bench")).unwrap();
+    let dictionary =
+        Dictionary::parse(b"\"{\"\n\"}\"\n\"true\"\n\"\\\\u\"", Path::new("bench")).unwrap();
     for (label, len) in [("small inputs (16 B)", 16usize), ("2 KB inputs", 2048)] {
         let mut mutator = Mutator::new(1, dictionary.clone());
-        let seed: Vec<u8> = (0..len).map(|i| b"{\"a\": [1, 2.5, true]}"[i % 21]).collect();
+        let seed: Vec<u8> = (0..len)
+            .map(|i| b"{\"a\": [1, 2.5, true]}"[i % 21])
+            .collect();
         let partner = seed.clone();
         let mut data = Vec::with_capacity(4096);
         let runs = 2_000_000;

@@ -15,7 +15,11 @@ pub enum DictionaryError {
         source: std::io::Error,
     },
     #[error("{}:{line}: {message}", path.display())]
-    Syntax { path: PathBuf, line: usize, message: String },
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
 }
 
 impl Dictionary {
@@ -25,7 +29,10 @@ impl Dictionary {
 
     /// Reads a dictionary file in AFL/libFuzzer format.
     pub fn load(path: &Path) -> Result<Dictionary, DictionaryError> {
-        let text = std::fs::read(path).map_err(|source| DictionaryError::Read { path: path.to_path_buf(), source })?;
+        let text = std::fs::read(path).map_err(|source| DictionaryError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Dictionary::parse(&text, path)
     }
 
@@ -77,7 +84,10 @@ impl Dictionary {
 }
 
 fn parse_line(line: &[u8]) -> Result<Vec<u8>, String> {
-    let quote = line.iter().position(|&b| b == b'"').ok_or("expected a quoted value, like \"abc\" or name=\"abc\"")?;
+    let quote = line
+        .iter()
+        .position(|&b| b == b'"')
+        .ok_or("expected a quoted value, like \"abc\" or name=\"abc\"")?;
     if quote > 0 {
         let name = line[..quote].trim_ascii_end();
         let Some(name) = name.strip_suffix(b"=") else {
@@ -86,7 +96,10 @@ fn parse_line(line: &[u8]) -> Result<Vec<u8>, String> {
         let name = name.trim_ascii_end();
         let valid = |b: &u8| b.is_ascii_alphanumeric() || b"_-.@".contains(b);
         if name.is_empty() || !name.iter().all(valid) {
-            return Err(format!("invalid entry name `{}`", String::from_utf8_lossy(name)));
+            return Err(format!(
+                "invalid entry name `{}`",
+                String::from_utf8_lossy(name)
+            ));
         }
     }
     let mut value = Vec::new();
@@ -100,14 +113,25 @@ fn parse_line(line: &[u8]) -> Result<Vec<u8>, String> {
                     Some(b'\\') => value.push(b'\\'),
                     Some(b'"') => value.push(b'"'),
                     Some(b'x') => {
-                        let hex = line.get(i + 2..i + 4).ok_or("\\x must be followed by two hex digits")?;
-                        let text = std::str::from_utf8(hex).map_err(|_| "\\x must be followed by two hex digits")?;
-                        let byte = u8::from_str_radix(text, 16).map_err(|_| format!("\\x{text} is not a hex byte"))?;
+                        let hex = line
+                            .get(i + 2..i + 4)
+                            .ok_or("\\x must be followed by two hex digits")?;
+                        let text = std::str::from_utf8(hex)
+                            .map_err(|_| "\\x must be followed by two hex digits")?;
+                        let byte = u8::from_str_radix(text, 16)
+                            .map_err(|_| format!("\\x{text} is not a hex byte"))?;
                         value.push(byte);
                         i += 2;
                     }
-                    Some(&other) => return Err(format!("unknown escape \\{}: use \\\\, \\\" or \\xHH", other as char)),
-                    None => return Err("unterminated quoted value (line ends in a backslash)".into()),
+                    Some(&other) => {
+                        return Err(format!(
+                            "unknown escape \\{}: use \\\\, \\\" or \\xHH",
+                            other as char
+                        ));
+                    }
+                    None => {
+                        return Err("unterminated quoted value (line ends in a backslash)".into());
+                    }
                 }
                 i += 2;
             }
@@ -119,7 +143,10 @@ fn parse_line(line: &[u8]) -> Result<Vec<u8>, String> {
     }
     let rest = &line[i + 1..];
     if !rest.trim_ascii().is_empty() {
-        return Err(format!("unexpected text after the closing quote: `{}`", String::from_utf8_lossy(rest.trim_ascii())));
+        return Err(format!(
+            "unexpected text after the closing quote: `{}`",
+            String::from_utf8_lossy(rest.trim_ascii())
+        ));
     }
     if value.is_empty() {
         return Err("empty value".into());
@@ -146,17 +173,35 @@ mod tests {
         )
         .unwrap();
         let entries: Vec<&[u8]> = dict.entries().iter().map(Vec::as_slice).collect();
-        assert_eq!(entries, vec![&b"plain"[..], b"true", b"lvl", b"\\back\"quote", b"\x00\xffA"]);
+        assert_eq!(
+            entries,
+            vec![
+                &b"plain"[..],
+                b"true",
+                b"lvl",
+                b"\\back\"quote",
+                b"\x00\xffA"
+            ]
+        );
     }
 
     #[test]
     fn errors_name_the_file_and_line_and_say_what_is_wrong() {
-        assert_eq!(error("\"ok\"\n\"unterminated\n"), "test.dict:2: unterminated quoted value (missing closing \")");
+        assert_eq!(
+            error("\"ok\"\n\"unterminated\n"),
+            "test.dict:2: unterminated quoted value (missing closing \")"
+        );
         assert!(error("# c\nkw=\"a\\q\"").starts_with("test.dict:2: unknown escape \\q"));
-        assert_eq!(error("\"\\x4"), "test.dict:1: \\x must be followed by two hex digits");
+        assert_eq!(
+            error("\"\\x4"),
+            "test.dict:1: \\x must be followed by two hex digits"
+        );
         assert!(error("\"\\xZZ\"").contains("\\xZZ is not a hex byte"));
         assert!(error("\n\nkw \"x\"").starts_with("test.dict:3: expected `=`"));
-        assert!(error("\"a\" trailing").starts_with("test.dict:1: unexpected text after the closing quote"));
+        assert!(
+            error("\"a\" trailing")
+                .starts_with("test.dict:1: unexpected text after the closing quote")
+        );
         assert!(error("bare word").starts_with("test.dict:1: expected a quoted value"));
         assert!(error("b@d!=\"x\"").contains("invalid entry name"));
         assert!(error("\"\"").contains("empty value"));
@@ -172,7 +217,9 @@ mod tests {
 
     #[test]
     fn load_names_an_unreadable_path() {
-        let err = Dictionary::load(Path::new("/nonexistent/words.dict")).unwrap_err().to_string();
+        let err = Dictionary::load(Path::new("/nonexistent/words.dict"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("/nonexistent/words.dict"), "{err}");
     }
 }

@@ -16,8 +16,17 @@ const START: usize = 4;
 
 impl LengthControl {
     pub fn new(max_len: usize, factor: u32) -> LengthControl {
-        let limit = if factor == 0 { max_len } else { START.min(max_len) };
-        LengthControl { max_len, factor: factor as u64, limit, runs_without_new: 0 }
+        let limit = if factor == 0 {
+            max_len
+        } else {
+            START.min(max_len)
+        };
+        LengthControl {
+            max_len,
+            factor: factor as u64,
+            limit,
+            runs_without_new: 0,
+        }
     }
 
     pub fn limit(&self) -> usize {

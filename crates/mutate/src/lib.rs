@@ -12,7 +12,7 @@ mod mutators;
 
 pub use dictionary::{Dictionary, DictionaryError};
 pub use length_control::LengthControl;
-pub use mutators::{MutatorKind, Mutator, Sequence, DEFAULT_DEPTH};
+pub use mutators::{DEFAULT_DEPTH, Mutator, MutatorKind, Sequence};
 
 /// The generator behind every random choice: portable across platforms and
 /// releases, unlike `SmallRng`.

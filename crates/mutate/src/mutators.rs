@@ -72,7 +72,10 @@ pub struct Sequence {
 
 impl Sequence {
     fn new() -> Sequence {
-        Sequence { kinds: [MutatorKind::InsertByte; MAX_SEQUENCE], len: 0 }
+        Sequence {
+            kinds: [MutatorKind::InsertByte; MAX_SEQUENCE],
+            len: 0,
+        }
     }
 
     fn push(&mut self, kind: MutatorKind) {
@@ -164,7 +167,13 @@ impl Mutator {
     }
 
     /// Applies one mutator; false if it cannot apply to this input.
-    pub fn apply(&mut self, kind: MutatorKind, data: &mut Vec<u8>, max_len: usize, partner: Option<&[u8]>) -> bool {
+    pub fn apply(
+        &mut self,
+        kind: MutatorKind,
+        data: &mut Vec<u8>,
+        max_len: usize,
+        partner: Option<&[u8]>,
+    ) -> bool {
         match kind {
             MutatorKind::EraseBytes => self.erase_bytes(data),
             MutatorKind::InsertByte => self.insert_byte(data, max_len),
@@ -261,7 +270,10 @@ impl Mutator {
             return false;
         }
         let from = self.below(data.len());
-        let Some(start) = (from..data.len()).chain(0..from).find(|&i| data[i].is_ascii_digit()) else {
+        let Some(start) = (from..data.len())
+            .chain(0..from)
+            .find(|&i| data[i].is_ascii_digit())
+        else {
             return false;
         };
         let mut begin = start;
@@ -272,13 +284,17 @@ impl Mutator {
         while end < data.len() && data[end].is_ascii_digit() && end - begin < 19 {
             end += 1;
         }
-        let value = data[begin..end].iter().fold(0u64, |v, d| v.wrapping_mul(10).wrapping_add((d - b'0') as u64));
+        let value = data[begin..end].iter().fold(0u64, |v, d| {
+            v.wrapping_mul(10).wrapping_add((d - b'0') as u64)
+        });
         let new_value = match self.below(5) {
             0 => value.wrapping_add(1),
             1 => value.wrapping_sub(1),
             2 => value / 2,
             3 => value.wrapping_mul(2),
-            _ => self.rng.random_range(0..=value.saturating_mul(value).max(1)),
+            _ => self
+                .rng
+                .random_range(0..=value.saturating_mul(value).max(1)),
         };
         let mut digits = [0u8; 20];
         let mut n = 0;
@@ -317,7 +333,11 @@ impl Mutator {
         } else {
             bytes[..width].copy_from_slice(field);
         }
-        let mut value = if big_endian { u64::from_be_bytes(bytes) } else { u64::from_le_bytes(bytes) };
+        let mut value = if big_endian {
+            u64::from_be_bytes(bytes)
+        } else {
+            u64::from_le_bytes(bytes)
+        };
         value = match self.below(4) {
             0 => (data.len() - at - width) as u64,
             1 => value.wrapping_neg(),
@@ -349,7 +369,9 @@ impl Mutator {
             }
             data.copy_within(from..from + n, to);
         } else {
-            let n = self.rng.random_range(1..=data.len().min(max_len - data.len()));
+            let n = self
+                .rng
+                .random_range(1..=data.len().min(max_len - data.len()));
             let from = self.below(data.len() - n + 1);
             let to = self.below(data.len() + 1);
             self.scratch.clear();
@@ -383,7 +405,9 @@ impl Mutator {
                 if data.len() >= max_len {
                     return false;
                 }
-                let n = self.rng.random_range(1..=other.len().min(max_len - data.len()));
+                let n = self
+                    .rng
+                    .random_range(1..=other.len().min(max_len - data.len()));
                 let from = self.below(other.len() - n + 1);
                 let to = self.below(data.len() + 1);
                 data.splice(to..to, other[from..from + n].iter().copied());
@@ -398,7 +422,11 @@ impl Mutator {
         let (mut a, mut b) = (0usize, 0usize);
         let mut from_data = true;
         while self.scratch.len() < target_len && (a < data.len() || b < other.len()) {
-            let (source, pos) = if from_data { (&data[..], &mut a) } else { (other, &mut b) };
+            let (source, pos) = if from_data {
+                (&data[..], &mut a)
+            } else {
+                (other, &mut b)
+            };
             if *pos < source.len() {
                 let left = source.len() - *pos;
                 let room = target_len - self.scratch.len();
@@ -450,16 +478,28 @@ mod tests {
     }
 
     fn with_dict(words: &str) -> Mutator {
-        Mutator::new(7, Dictionary::parse(words.as_bytes(), Path::new("t")).unwrap())
+        Mutator::new(
+            7,
+            Dictionary::parse(words.as_bytes(), Path::new("t")).unwrap(),
+        )
     }
 
     /// Applies `kind` many times from `start`; returns the distinct results.
-    fn outcomes(m: &mut Mutator, kind: MutatorKind, start: &[u8], max_len: usize, partner: Option<&[u8]>) -> Vec<Vec<u8>> {
+    fn outcomes(
+        m: &mut Mutator,
+        kind: MutatorKind,
+        start: &[u8],
+        max_len: usize,
+        partner: Option<&[u8]>,
+    ) -> Vec<Vec<u8>> {
         let mut seen = Vec::new();
         for _ in 0..2000 {
             let mut data = start.to_vec();
             if m.apply(kind, &mut data, max_len, partner) {
-                assert!(data.len() <= max_len, "{kind:?} grew past max_len: {data:?}");
+                assert!(
+                    data.len() <= max_len,
+                    "{kind:?} grew past max_len: {data:?}"
+                );
                 if !seen.contains(&data) {
                     seen.push(data);
                 }
@@ -472,7 +512,13 @@ mod tests {
     fn every_mutator_respects_max_len_and_never_panics_on_edge_sizes() {
         let mut m = with_dict("\"word\"\n\"longer-word\"");
         for kind in MutatorKind::ALL {
-            for start in [&b""[..], b"x", b"ab", b"0123456789", b"\xff\x00\x01\x02\x03\x04\x05\x06\x07\x08"] {
+            for start in [
+                &b""[..],
+                b"x",
+                b"ab",
+                b"0123456789",
+                b"\xff\x00\x01\x02\x03\x04\x05\x06\x07\x08",
+            ] {
                 for max_len in [start.len(), start.len() + 1, start.len() + 50] {
                     for partner in [None, Some(&b""[..]), Some(&b"partner data 42"[..])] {
                         outcomes(&mut m, kind, start, max_len, partner);
@@ -489,8 +535,18 @@ mod tests {
         assert!(!m.apply(MutatorKind::EraseBytes, &mut b"a".to_vec(), 10, None));
         assert!(!m.apply(MutatorKind::ChangeByte, &mut empty, 10, None));
         assert!(!m.apply(MutatorKind::InsertByte, &mut b"ab".to_vec(), 2, None));
-        assert!(!m.apply(MutatorKind::InsertRepeatedBytes, &mut b"ab".to_vec(), 4, None));
-        assert!(!m.apply(MutatorKind::ChangeAsciiInt, &mut b"no digits".to_vec(), 20, None));
+        assert!(!m.apply(
+            MutatorKind::InsertRepeatedBytes,
+            &mut b"ab".to_vec(),
+            4,
+            None
+        ));
+        assert!(!m.apply(
+            MutatorKind::ChangeAsciiInt,
+            &mut b"no digits".to_vec(),
+            20,
+            None
+        ));
         assert!(!m.apply(MutatorKind::CrossOver, &mut b"ab".to_vec(), 10, None));
         assert!(!m.apply(MutatorKind::ManualDict, &mut b"ab".to_vec(), 10, None));
         assert!(!m.apply(MutatorKind::ShuffleBytes, &mut b"a".to_vec(), 10, None));
@@ -519,8 +575,16 @@ mod tests {
         }
         let repeated = outcomes(&mut m, MutatorKind::InsertRepeatedBytes, b"ab", 200, None);
         assert!(repeated.iter().all(|o| o.len() >= 5 && o.len() <= 130));
-        assert!(repeated.iter().any(|o| o.windows(3).any(|w| w == [0, 0, 0])));
-        assert!(repeated.iter().any(|o| o.windows(3).any(|w| w == [0xff, 0xff, 0xff])));
+        assert!(
+            repeated
+                .iter()
+                .any(|o| o.windows(3).any(|w| w == [0, 0, 0]))
+        );
+        assert!(
+            repeated
+                .iter()
+                .any(|o| o.windows(3).any(|w| w == [0xff, 0xff, 0xff]))
+        );
     }
 
     #[test]
@@ -548,48 +612,103 @@ mod tests {
     fn change_ascii_int_rewrites_a_number() {
         let mut m = mutator(8);
         let results = outcomes(&mut m, MutatorKind::ChangeAsciiInt, b"x=41;", 20, None);
-        let texts: Vec<String> = results.iter().map(|o| String::from_utf8(o.clone()).unwrap()).collect();
+        let texts: Vec<String> = results
+            .iter()
+            .map(|o| String::from_utf8(o.clone()).unwrap())
+            .collect();
         for expected in ["x=42;", "x=40;", "x=20;", "x=82;"] {
-            assert!(texts.iter().any(|t| t == expected), "{expected} not in {texts:?}");
+            assert!(
+                texts.iter().any(|t| t == expected),
+                "{expected} not in {texts:?}"
+            );
         }
         for t in &texts {
-            assert!(t.starts_with("x=") && t.ends_with(';') && t[2..t.len() - 1].parse::<u64>().is_ok(), "{t}");
+            assert!(
+                t.starts_with("x=") && t.ends_with(';') && t[2..t.len() - 1].parse::<u64>().is_ok(),
+                "{t}"
+            );
         }
     }
 
     #[test]
     fn change_bin_int_writes_both_endiannesses() {
         let mut m = mutator(9);
-        let results = outcomes(&mut m, MutatorKind::ChangeBinInt, &[0, 0, 0, 0, 0, 0, 0, 10], 8, None);
+        let results = outcomes(
+            &mut m,
+            MutatorKind::ChangeBinInt,
+            &[0, 0, 0, 0, 0, 0, 0, 10],
+            8,
+            None,
+        );
         // A length field: the number of bytes after a 2-byte field at the start is 6.
-        assert!(results.iter().any(|o| o[..2] == [0, 6]), "big-endian length");
-        assert!(results.iter().any(|o| o[..2] == [6, 0]), "little-endian length");
+        assert!(
+            results.iter().any(|o| o[..2] == [0, 6]),
+            "big-endian length"
+        );
+        assert!(
+            results.iter().any(|o| o[..2] == [6, 0]),
+            "little-endian length"
+        );
     }
 
     #[test]
     fn copy_part_overwrites_and_inserts() {
         let mut m = mutator(10);
         let results = outcomes(&mut m, MutatorKind::CopyPart, b"abcd", 8, None);
-        assert!(results.iter().any(|o| o.len() == 4 && o != b"abcd"), "overwrite");
+        assert!(
+            results.iter().any(|o| o.len() == 4 && o != b"abcd"),
+            "overwrite"
+        );
         assert!(results.iter().any(|o| o.len() > 4), "insert");
     }
 
     #[test]
     fn all_crossover_strategies_happen() {
         let mut m = mutator(11);
-        let results = outcomes(&mut m, MutatorKind::CrossOver, b"aaaaaa", 12, Some(b"BBBBBB"));
+        let results = outcomes(
+            &mut m,
+            MutatorKind::CrossOver,
+            b"aaaaaa",
+            12,
+            Some(b"BBBBBB"),
+        );
         let has_b = |o: &Vec<u8>| o.contains(&b'B');
-        assert!(results.iter().any(|o| o.len() == 6 && o.contains(&b'a') && has_b(o)), "overwrite part");
-        assert!(results.iter().any(|o| o.len() > 6 && o.starts_with(b"a") && o.ends_with(b"a") && has_b(o)), "insert part of the other");
-        assert!(results.iter().any(|o| o.len() < 6 && has_b(o) && o.starts_with(b"a")), "interleave, cut short");
+        assert!(
+            results
+                .iter()
+                .any(|o| o.len() == 6 && o.contains(&b'a') && has_b(o)),
+            "overwrite part"
+        );
+        assert!(
+            results
+                .iter()
+                .any(|o| o.len() > 6 && o.starts_with(b"a") && o.ends_with(b"a") && has_b(o)),
+            "insert part of the other"
+        );
+        assert!(
+            results
+                .iter()
+                .any(|o| o.len() < 6 && has_b(o) && o.starts_with(b"a")),
+            "interleave, cut short"
+        );
     }
 
     #[test]
     fn dictionary_words_are_inserted_and_overwritten() {
         let mut m = with_dict("\"KEY\"");
         let results = outcomes(&mut m, MutatorKind::ManualDict, b"....", 10, None);
-        assert!(results.iter().any(|o| o.len() == 7 && o.windows(3).any(|w| w == b"KEY")), "insert");
-        assert!(results.iter().any(|o| o.len() == 4 && o.windows(3).any(|w| w == b"KEY")), "overwrite");
+        assert!(
+            results
+                .iter()
+                .any(|o| o.len() == 7 && o.windows(3).any(|w| w == b"KEY")),
+            "insert"
+        );
+        assert!(
+            results
+                .iter()
+                .any(|o| o.len() == 4 && o.windows(3).any(|w| w == b"KEY")),
+            "overwrite"
+        );
     }
 
     #[test]

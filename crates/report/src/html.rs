@@ -76,10 +76,16 @@ struct FilePage<'a> {
 }
 
 fn render(page: &impl Template, name: &str) -> Result<String, ReportError> {
-    page.render().map_err(|source| ReportError::Render { page: name.to_string(), source })
+    page.render().map_err(|source| ReportError::Render {
+        page: name.to_string(),
+        source,
+    })
 }
 
-pub(crate) fn index_page(input: &ReportInput, files: &[FileSummary]) -> Result<String, ReportError> {
+pub(crate) fn index_page(
+    input: &ReportInput,
+    files: &[FileSummary],
+) -> Result<String, ReportError> {
     let rows: Vec<IndexRow<'_>> = files
         .iter()
         .map(|f| IndexRow {
@@ -109,13 +115,21 @@ pub(crate) fn index_page(input: &ReportInput, files: &[FileSummary]) -> Result<S
         crashes: input
             .crashes
             .iter()
-            .map(|c| CrashRow { input: c.input.display().to_string(), kind: c.kind.clone(), summary: c.summary.clone() })
+            .map(|c| CrashRow {
+                input: c.input.display().to_string(),
+                kind: c.kind.clone(),
+                summary: c.summary.clone(),
+            })
             .collect(),
     };
     render(&page, "index.html")
 }
 
-pub(crate) fn file_page(input: &ReportInput, file: &FileCoverage, summary: &FileSummary) -> Result<String, ReportError> {
+pub(crate) fn file_page(
+    input: &ReportInput,
+    file: &FileCoverage,
+    summary: &FileSummary,
+) -> Result<String, ReportError> {
     let page = FilePage {
         style: STYLE,
         relative: &summary.relative,
@@ -174,7 +188,11 @@ fn source_lines(source: &[u8], blocks: &[BlockHits]) -> Vec<SourceLine> {
                 );
             } else {
                 any_uncovered = true;
-                let next = if uncovered_seen + 1 < uncovered_total { uncovered_seen + 1 } else { 0 };
+                let next = if uncovered_seen + 1 < uncovered_total {
+                    uncovered_seen + 1
+                } else {
+                    0
+                };
                 let _ = write!(
                     html,
                     "<a class=\"m u\" id=\"u{uncovered_seen}\" href=\"#u{next}\" title=\"{kind} · never ran (click: next uncovered)\"></a>"
@@ -190,7 +208,11 @@ fn source_lines(source: &[u8], blocks: &[BlockHits]) -> Vec<SourceLine> {
             (false, true) => "uncovered",
             (false, false) => "",
         };
-        lines.push(SourceLine { number: index + 1, class, html });
+        lines.push(SourceLine {
+            number: index + 1,
+            class,
+            html,
+        });
         start = end + 1;
     }
     lines
@@ -222,6 +244,9 @@ mod tests {
     fn escaping_covers_markup_quotes_and_bad_bytes() {
         let mut out = String::new();
         escape_into(&mut out, b"</script><a href='x'>&\"\x00\xff");
-        assert_eq!(out, "&lt;/script&gt;&lt;a href=&#39;x&#39;&gt;&amp;&quot;\u{fffd}\u{fffd}");
+        assert_eq!(
+            out,
+            "&lt;/script&gt;&lt;a href=&#39;x&#39;&gt;&amp;&quot;\u{fffd}\u{fffd}"
+        );
     }
 }

@@ -74,7 +74,10 @@ pub fn write_report(input: &ReportInput, out_dir: &Path) -> Result<ReportSummary
     let files = model::summarize(input);
     let write = |path: PathBuf, bytes: &[u8]| -> Result<(), ReportError> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| ReportError::Write { path: parent.to_path_buf(), source })?;
+            std::fs::create_dir_all(parent).map_err(|source| ReportError::Write {
+                path: parent.to_path_buf(),
+                source,
+            })?;
         }
         std::fs::write(&path, bytes).map_err(|source| ReportError::Write { path, source })
     };
@@ -84,8 +87,14 @@ pub fn write_report(input: &ReportInput, out_dir: &Path) -> Result<ReportSummary
     }
     let index = out_dir.join("index.html");
     write(index.clone(), html::index_page(input, &files)?.as_bytes())?;
-    write(out_dir.join("coverage.json"), &model::coverage_json(input, &files)?)?;
-    write(out_dir.join("lcov.info"), model::lcov(input, &files).as_bytes())?;
+    write(
+        out_dir.join("coverage.json"),
+        &model::coverage_json(input, &files)?,
+    )?;
+    write(
+        out_dir.join("lcov.info"),
+        model::lcov(input, &files).as_bytes(),
+    )?;
     Ok(ReportSummary {
         files: files.len(),
         blocks: files.iter().map(|f| f.blocks).sum(),

@@ -94,7 +94,12 @@ fn common_root<'a>(paths: impl Iterator<Item = &'a Path>) -> PathBuf {
         let dir = path.parent().unwrap_or(Path::new(""));
         root = Some(match root {
             None => dir.to_path_buf(),
-            Some(current) => current.components().zip(dir.components()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect(),
+            Some(current) => current
+                .components()
+                .zip(dir.components())
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| a)
+                .collect(),
         });
     }
     root.unwrap_or_default()
@@ -103,12 +108,22 @@ fn common_root<'a>(paths: impl Iterator<Item = &'a Path>) -> PathBuf {
 fn sanitize(relative: &str) -> String {
     relative
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 pub(crate) fn percent(covered: usize, total: usize) -> f64 {
-    if total == 0 { 0.0 } else { 100.0 * covered as f64 / total as f64 }
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * covered as f64 / total as f64
+    }
 }
 
 #[derive(Serialize)]
@@ -156,7 +171,10 @@ struct JsonCrash<'a> {
     summary: &'a str,
 }
 
-pub(crate) fn coverage_json(input: &ReportInput, files: &[FileSummary]) -> Result<Vec<u8>, ReportError> {
+pub(crate) fn coverage_json(
+    input: &ReportInput,
+    files: &[FileSummary],
+) -> Result<Vec<u8>, ReportError> {
     let blocks: usize = files.iter().map(|f| f.blocks).sum();
     let covered: usize = files.iter().map(|f| f.covered).sum();
     let report = JsonReport {
@@ -164,7 +182,12 @@ pub(crate) fn coverage_json(input: &ReportInput, files: &[FileSummary]) -> Resul
         corpus_dir: input.corpus_dir.display().to_string(),
         corpus_entries: input.corpus_entries,
         generated_at: &input.generated_at,
-        totals: JsonTotals { files: files.len(), blocks, covered_blocks: covered, percent: percent(covered, blocks) },
+        totals: JsonTotals {
+            files: files.len(),
+            blocks,
+            covered_blocks: covered,
+            percent: percent(covered, blocks),
+        },
         files: input
             .files
             .iter()
@@ -191,7 +214,11 @@ pub(crate) fn coverage_json(input: &ReportInput, files: &[FileSummary]) -> Resul
         crashes: input
             .crashes
             .iter()
-            .map(|c| JsonCrash { input: c.input.display().to_string(), kind: &c.kind, summary: &c.summary })
+            .map(|c| JsonCrash {
+                input: c.input.display().to_string(),
+                kind: &c.kind,
+                summary: &c.summary,
+            })
             .collect(),
     };
     let mut bytes = serde_json::to_vec_pretty(&report)?;
@@ -214,7 +241,11 @@ pub(crate) fn lcov(input: &ReportInput, files: &[FileSummary]) -> String {
             let _ = writeln!(out, "FNDA:{},{}", f.entries, f.name);
         }
         let _ = writeln!(out, "FNF:{}", summary.functions.len());
-        let _ = writeln!(out, "FNH:{}", summary.functions.iter().filter(|f| f.entries > 0).count());
+        let _ = writeln!(
+            out,
+            "FNH:{}",
+            summary.functions.iter().filter(|f| f.entries > 0).count()
+        );
         let mut lines: BTreeMap<u32, u64> = BTreeMap::new();
         for b in &file.blocks {
             let count = lines.entry(b.block.line).or_insert(0);

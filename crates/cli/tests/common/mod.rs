@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 pub fn fixture(path: &str) -> PathBuf {
@@ -38,7 +41,12 @@ impl Run {
     }
     /// Both streams, for assertion messages.
     pub fn all(&self) -> String {
-        format!("--- exit {:?}\n--- stdout\n{}\n--- stderr\n{}", self.output.status, self.stdout(), self.stderr())
+        format!(
+            "--- exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.output.status,
+            self.stdout(),
+            self.stderr()
+        )
     }
 }
 
@@ -57,6 +65,7 @@ pub fn artifacts(dir: &Path, prefix: &str) -> Vec<PathBuf> {
 }
 
 pub fn sidecar(artifact: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(artifact.with_extension("json")).expect("sidecar next to the artifact");
+    let text = std::fs::read_to_string(artifact.with_extension("json"))
+        .expect("sidecar next to the artifact");
     serde_json::from_str(&text).expect("sidecar is JSON")
 }
