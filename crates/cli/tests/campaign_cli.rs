@@ -336,3 +336,136 @@ fn a_malformed_dictionary_names_the_file_and_line() {
     assert_eq!(run.code(), 1, "{}", run.all());
     assert!(run.stderr().contains("bad.dict:3"), "{}", run.all());
 }
+
+#[test]
+fn ctrl_c_stops_gracefully_with_a_summary_and_keeps_the_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture("json-parser/target.php");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_php-fuzz"))
+        .args(["fuzz", target.to_str().unwrap(), "corpus", "--seed", "2"])
+        .current_dir(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    rustix_kill(child.id(), "INT");
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("==== Done (interrupted)"), "{stderr}");
+    assert!(stderr.contains("corpus:"), "{stderr}");
+    let code = output
+        .status
+        .code()
+        .expect("exited, not killed by the signal");
+    let found_crash = artifacts(dir.path(), "crash-").len() > 0;
+    assert_eq!(code, if found_crash { 77 } else { 0 }, "{stderr}");
+    let entries = fs::read_dir(dir.path().join("corpus")).unwrap().count();
+    assert!(
+        entries > 3,
+        "the corpus found so far is on disk: {entries} entries"
+    );
+}
+
+#[test]
+fn reload_imports_entries_another_process_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture("targets/magic_word.php");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_php-fuzz"))
+        .args([
+            "fuzz",
+            target.to_str().unwrap(),
+            "shared",
+            "--seed",
+            "4",
+            "--reload",
+            "0.5",
+            "--max-time",
+            "5",
+        ])
+        .current_dir(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    // What another php-fuzz process would write: the planted bug's input.
+    let other = dir.path().join("shared/.php-fuzz-tmp-other");
+    fs::write(&other, b"open sesame").unwrap();
+    fs::rename(&other, dir.path().join("shared/from-another-process")).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--reload: ran 1 new entries"), "{stderr}");
+    let found = artifacts(dir.path(), "crash-");
+    assert_eq!(
+        found.len(),
+        1,
+        "the imported entry crashes the target: {stderr}"
+    );
+    assert_eq!(fs::read(&found[0]).unwrap(), b"open sesame");
+}
+
+fn rustix_kill(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn two_processes_share_one_corpus_directory_without_corrupting_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture("json-parser/target.php");
+    let spawn = |seed: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_php-fuzz"))
+            .args([
+                "fuzz",
+                target.to_str().unwrap(),
+                "shared",
+                "--seed",
+                seed,
+                "--reload",
+                "1",
+                "--max-time",
+                "4",
+                "-q",
+            ])
+            .current_dir(dir.path())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("11"), spawn("12"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for out in [&a, &b] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("==== Done (reached --max-time)"),
+            "{stderr}"
+        );
+    }
+    let journal = fs::read_to_string(dir.path().join("shared/.php-fuzz-owned")).unwrap();
+    let mut files = 0;
+    for entry in fs::read_dir(dir.path().join("shared")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if name == ".php-fuzz-owned" {
+            continue;
+        }
+        assert!(
+            !name.starts_with(".php-fuzz-tmp"),
+            "no half-written file is left: {name}"
+        );
+        let data = fs::read(&path).unwrap();
+        assert_eq!(
+            name,
+            php_fuzz_corpus::content_hash(&data),
+            "every entry is whole: its name is its content's hash"
+        );
+        assert!(
+            journal.lines().any(|l| l == name),
+            "every entry php-fuzz wrote is in the journal: {name}"
+        );
+        files += 1;
+    }
+    assert!(files > 10, "both processes added entries: {files}");
+}
