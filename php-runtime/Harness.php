@@ -28,7 +28,7 @@ final class Harness
 
     const FATAL_ERRORS = \E_ERROR | \E_PARSE | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR | \E_RECOVERABLE_ERROR;
     /** How much of a dying run's trace is sent: enough to locate where it died. */
-    const DYING_TRACE_BYTES = 16384;
+    const DYING_TRACE_BLOCKS = 4096;
     /** Bounds the memory the trace hashes take (about 8 MB). */
     const MAX_SEEN_TRACES = 100000;
 
@@ -205,7 +205,7 @@ final class Harness
             . Wire::stringList($config->dictionaries)
             . Wire::stringList($this->allowed)
             . \pack('P', \count($this->loadWarnings)) . \implode('', $this->loadWarnings)
-            . Wire::bytes($this->style === self::STYLE_TRACE ? FuzzingContext::$trace : self::encodeEdges());
+            . Wire::bytes($this->style === self::STYLE_TRACE ? FuzzingContext::packedTrace() : FuzzingContext::packedEdges());
         $this->loadWarnings = [];
         FuzzingContext::reset();
         $this->wire->send($ready);
@@ -247,7 +247,7 @@ final class Harness
         $nextFlush = \hrtime(true) + $this->flushIntervalNs;
 
         foreach ($inputs as $i => $input) {
-            FuzzingContext::$trace = '';
+            FuzzingContext::$trace = [];
             if (!$traceStyle) {
                 FuzzingContext::$edges = [];
                 FuzzingContext::$prev = 0;
@@ -277,7 +277,7 @@ final class Harness
             if ($problem === null && $traceStyle && $this->dedupTraces) {
                 // A run that went exactly like an earlier one is sent as its
                 // trace's hash alone: most mutants take known paths.
-                $coverage = FuzzingContext::$trace;
+                $coverage = FuzzingContext::packedTrace();
                 $hash = \hash('xxh3', $coverage, true);
                 if (isset($this->seenTraces[$hash])) {
                     $this->pending .= "\0\1" . $hash . "\0\0\0\0\0\0\0\0\0";
@@ -290,7 +290,7 @@ final class Harness
                     $this->pending .= "\0\0" . $hash . \pack('P', \strlen($coverage)) . $coverage . "\0";
                 }
             } else {
-                $coverage = $traceStyle ? FuzzingContext::$trace : self::encodeEdges();
+                $coverage = $traceStyle ? FuzzingContext::packedTrace() : FuzzingContext::packedEdges();
                 $this->pending .= \chr($status) . "\0\0\0\0\0\0\0\0\0" . \pack('P', \strlen($coverage)) . $coverage
                     . ($problem === null ? "\0" : "\1" . $problem);
             }
@@ -304,7 +304,7 @@ final class Harness
         if ($this->signals) {
             \pcntl_alarm(0);
         }
-        FuzzingContext::$trace = '';
+        FuzzingContext::$trace = [];
         $this->phase = 'idle';
     }
 
@@ -331,15 +331,6 @@ final class Harness
             }
         }
         return false;
-    }
-
-    private static function encodeEdges(): string
-    {
-        $out = '';
-        foreach (FuzzingContext::$edges as $edge => $count) {
-            $out .= \pack('PV', $edge, $count);
-        }
-        return $out;
     }
 
     private function onAlarm(): void
@@ -374,10 +365,10 @@ final class Harness
             return;
         }
         if ($this->style === self::STYLE_TRACE) {
-            $chunk = FuzzingContext::$trace;
-            FuzzingContext::$trace = '';
+            $chunk = FuzzingContext::packedTrace();
+            FuzzingContext::$trace = [];
         } else {
-            $chunk = self::encodeEdges();
+            $chunk = FuzzingContext::packedEdges();
             FuzzingContext::$edges = [];
         }
         $this->wire->send(\pack('VV', Wire::EV_COVERAGE_CHUNK, $this->index) . Wire::bytes($chunk));
@@ -427,8 +418,8 @@ final class Harness
         $this->running = false;
         $this->flush();
         $coverage = $this->style === self::STYLE_TRACE
-            ? \substr(FuzzingContext::$trace, -self::DYING_TRACE_BYTES)
-            : self::encodeEdges();
+            ? FuzzingContext::packedTrace(self::DYING_TRACE_BLOCKS)
+            : FuzzingContext::packedEdges();
         $this->wire->send(
             \pack('VVC', Wire::EV_DIED, $this->index, $status) . $problem . Wire::bytes($coverage)
         );

@@ -357,7 +357,7 @@ fn ctrl_c_stops_gracefully_with_a_summary_and_keeps_the_corpus() {
         .status
         .code()
         .expect("exited, not killed by the signal");
-    let found_crash = artifacts(dir.path(), "crash-").len() > 0;
+    let found_crash = !artifacts(dir.path(), "crash-").is_empty();
     assert_eq!(code, if found_crash { 77 } else { 0 }, "{stderr}");
     let entries = fs::read_dir(dir.path().join("corpus")).unwrap().count();
     assert!(

@@ -20,10 +20,6 @@ use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem};
 const MAX_START_FAILURES: u32 = 5;
 /// Extra time past the timeout before the engine kills a silent harness.
 const KILL_GRACE: Duration = Duration::from_millis(1500);
-/// Ask for the trace so far once the harness grew by this share of its
-/// memory limit during one wait, and at most this many MB.
-const CHUNK_GROWTH_SHARE: u64 = 8;
-const CHUNK_GROWTH_MAX_MB: u64 = 128;
 
 /// The coverage of one run. A long run sends its coverage in pieces; the
 /// earlier pieces arrive already folded into edge counts (see docs/protocol.md).
@@ -386,8 +382,6 @@ impl Executor {
         let silence_limit = self.config.timeout + KILL_GRACE + self.config.flush_interval;
         let mut process = self.process.take().expect("ensured by the caller");
         let baseline_rss = self.baseline_rss;
-        let mut chunk_requested_at = baseline_rss;
-        let chunk_growth = (limit_mb / CHUNK_GROWTH_SHARE).clamp(1, CHUNK_GROWTH_MAX_MB);
         self.clear_earlier();
 
         let count = end - start;
@@ -432,9 +426,10 @@ impl Executor {
                             message,
                         });
                     }
-                    if process.info.signals && rss > chunk_requested_at + chunk_growth {
-                        // A long run may be piling up trace: have it sent over.
-                        chunk_requested_at = rss;
+                    if process.info.signals {
+                        // A poll slice (50 ms) of silence means a long run, piling
+                        // up trace (about a million blocks, 16 MB of PHP array,
+                        // per slice): have what it has sent over.
                         process.request_coverage();
                     }
                     if Instant::now() >= deadline {

@@ -82,8 +82,8 @@ pub struct Block {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StubStyle {
-    /// Append the block id (4 bytes, little-endian) to `FuzzingContext::$trace`;
-    /// edges and hit counts are computed outside PHP.
+    /// Append the block id to the array `FuzzingContext::$trace`; edges and
+    /// hit counts are computed outside PHP.
     #[default]
     Trace,
     /// Count `(prev << 28) | id` in `FuzzingContext::$edges`, as php-fuzzer does
@@ -120,7 +120,11 @@ pub enum InstrumentError {
 /// map out. Never panics, whatever the bytes. A file tree-sitter cannot parse
 /// comes back [`Outcome::Skipped`], unchanged: PHP reports any real syntax
 /// error itself. One contiguous range of ids is taken from `ids`.
-pub fn instrument(source: &[u8], ids: &mut BlockIdAllocator, style: StubStyle) -> Result<Outcome, InstrumentError> {
+pub fn instrument(
+    source: &[u8],
+    ids: &mut BlockIdAllocator,
+    style: StubStyle,
+) -> Result<Outcome, InstrumentError> {
     instrument_with(source, style, |count| ids.allocate(count))
 }
 
@@ -134,7 +138,9 @@ pub fn instrument_with(
 ) -> Result<Outcome, InstrumentError> {
     let language: tree_sitter::Language = tree_sitter_php::LANGUAGE_PHP.into();
     let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&language).expect("tree-sitter-php matches the tree-sitter version");
+    parser
+        .set_language(&language)
+        .expect("tree-sitter-php matches the tree-sitter version");
     let Some(tree) = parser.parse(source, None) else {
         return Ok(Outcome::Skipped(SkipReason::ParseError { line: 1 }));
     };
@@ -170,7 +176,10 @@ pub fn instrument_with(
         })
         .collect();
     let instrumented = render::render(source, &mut plan, &block_ids, style);
-    Ok(Outcome::Instrumented(Instrumented { source: instrumented, blocks }))
+    Ok(Outcome::Instrumented(Instrumented {
+        source: instrumented,
+        blocks,
+    }))
 }
 
 /// Line (1-based) of the first ERROR or MISSING node before `limit`.
@@ -206,7 +215,13 @@ struct LineIndex {
 impl LineIndex {
     fn new(source: &[u8]) -> LineIndex {
         let mut starts = vec![0];
-        starts.extend(source.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1));
+        starts.extend(
+            source
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
         LineIndex { starts }
     }
 

@@ -1,12 +1,13 @@
 //! Splices the planned insertions into the original bytes in one pass.
 
+use crate::StubStyle;
 use crate::analyze::{Piece, Plan};
 use crate::stub;
-use crate::StubStyle;
 
 /// `ids[i]` is the block id of `plan.blocks[i]`.
 pub(crate) fn render(source: &[u8], plan: &mut Plan, ids: &[u32], style: StubStyle) -> Vec<u8> {
-    plan.insertions.sort_unstable_by_key(|i| (i.offset, i.order));
+    plan.insertions
+        .sort_unstable_by_key(|i| (i.offset, i.order));
     let mut out = Vec::with_capacity(source.len() + plan.insertions.len() * 48);
     let mut copied = 0;
     for insertion in &plan.insertions {
@@ -23,14 +24,22 @@ pub(crate) fn render(source: &[u8], plan: &mut Plan, ids: &[u32], style: StubSty
                 stub::counter(&mut out, style, ids[block]);
                 out.push(b' ');
             }
-            Piece::CloseBrace { semicolon } => out.extend_from_slice(if semicolon { b"; }" } else { b" }" }),
-            Piece::WrapOpen { block, wrapper, parenthesize } => {
+            Piece::CloseBrace { semicolon } => {
+                out.extend_from_slice(if semicolon { b"; }" } else { b" }" })
+            }
+            Piece::WrapOpen {
+                block,
+                wrapper,
+                parenthesize,
+            } => {
                 stub::wrapper_open(&mut out, style, wrapper, ids[block]);
                 if parenthesize {
                     out.push(b'(');
                 }
             }
-            Piece::WrapClose { parenthesize } => out.extend_from_slice(if parenthesize { b"))" } else { b")" }),
+            Piece::WrapClose { parenthesize } => {
+                out.extend_from_slice(if parenthesize { b"))" } else { b")" })
+            }
         }
     }
     out.extend_from_slice(&source[copied..]);

@@ -10,9 +10,7 @@ use crate::StubStyle;
 pub(crate) fn counter(out: &mut Vec<u8>, style: StubStyle, id: u32) {
     match style {
         StubStyle::Trace => {
-            out.extend_from_slice(b" \\PhpFuzz\\FuzzingContext::$trace .= \"");
-            packed_id(out, id);
-            out.extend_from_slice(b"\";");
+            let _ = write!(out, " \\PhpFuzz\\FuzzingContext::$trace[] = {id};");
         }
         StubStyle::EdgeMap => {
             let _ = write!(
@@ -37,28 +35,13 @@ pub(crate) enum Wrapper {
 
 /// Writes the opening of an expression wrapper: `\PhpFuzz\traceBlock(<id>, `.
 pub(crate) fn wrapper_open(out: &mut Vec<u8>, style: StubStyle, wrapper: Wrapper, id: u32) {
-    out.extend_from_slice(match wrapper {
-        Wrapper::Block => b"\\PhpFuzz\\traceBlock(",
-        Wrapper::Truthy => b"\\PhpFuzz\\traceTruthy(",
+    out.extend_from_slice(match (style, wrapper) {
+        (StubStyle::Trace, Wrapper::Block) => b"\\PhpFuzz\\traceBlock(",
+        (StubStyle::Trace, Wrapper::Truthy) => b"\\PhpFuzz\\traceTruthy(",
+        (StubStyle::EdgeMap, Wrapper::Block) => b"\\PhpFuzz\\countEdge(",
+        (StubStyle::EdgeMap, Wrapper::Truthy) => b"\\PhpFuzz\\countEdgeIfTruthy(",
     });
-    match style {
-        StubStyle::Trace => {
-            out.push(b'"');
-            packed_id(out, id);
-            out.extend_from_slice(b"\", ");
-        }
-        StubStyle::EdgeMap => {
-            let _ = write!(out, "{id}, ");
-        }
-    }
-}
-
-/// The id as the 4 little-endian bytes the trace holds, in `\xHH` escapes.
-fn packed_id(out: &mut Vec<u8>, id: u32) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for byte in id.to_le_bytes() {
-        out.extend_from_slice(&[b'\\', b'x', HEX[(byte >> 4) as usize], HEX[(byte & 15) as usize]]);
-    }
+    let _ = write!(out, "{id}, ");
 }
 
 #[cfg(test)]
@@ -66,10 +49,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn trace_counter_appends_the_little_endian_id() {
+    fn trace_counter_appends_the_id() {
         let mut out = Vec::new();
         counter(&mut out, StubStyle::Trace, 0x0102_03ff);
-        assert_eq!(String::from_utf8(out).unwrap(), r#" \PhpFuzz\FuzzingContext::$trace .= "\xff\x03\x02\x01";"#);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#" \PhpFuzz\FuzzingContext::$trace[] = 16909311;"#
+        );
     }
 
     #[test]
@@ -89,7 +75,7 @@ mod tests {
         wrapper_open(&mut out, StubStyle::EdgeMap, Wrapper::Block, 9);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            r#"\PhpFuzz\traceTruthy("\x01\x00\x00\x00", \PhpFuzz\traceBlock(9, "#
+            r#"\PhpFuzz\traceTruthy(1, \PhpFuzz\countEdge(9, "#
         );
     }
 }
