@@ -43,6 +43,7 @@ if (!$inputs) {
 }
 
 set_error_handler(function () { return true; });
+$benchStrings = class_exists('PhpFuzzBench\Ctx', false);
 $calls = 0;
 $deadline = hrtime(true) + (int) ($seconds * 1e9);
 $started = hrtime(true);
@@ -54,8 +55,13 @@ do {
         } catch (Throwable $e) {
         }
         if ($collect) {
-            $bytes += strlen(\PhpFuzz\FuzzingContext::$trace) + count(\PhpFuzz\FuzzingContext::$edges);
+            // What the harness sends: the coverage in its wire form.
+            $bytes += strlen(\PhpFuzz\FuzzingContext::packedTrace()) + strlen(\PhpFuzz\FuzzingContext::packedEdges());
             \PhpFuzz\FuzzingContext::reset();
+            if ($benchStrings) {
+                $bytes += strlen(\PhpFuzzBench\Ctx::$s);
+                \PhpFuzzBench\Ctx::$s = '';
+            }
         }
         $calls++;
     }
