@@ -65,21 +65,6 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot read dictionary {}", dict.display()))?;
     }
     let out = Arc::new(Output::new(args.quiet));
-    let corpus = match &args.corpus {
-        Some(dir) => dir.clone(),
-        None => {
-            let dir = tempfile::Builder::new()
-                .prefix("php-fuzz-corpus-")
-                .tempdir()
-                .context("cannot create a temporary corpus directory")?
-                .keep();
-            out.line(&format!(
-                "INFO: no corpus directory given; using {}",
-                dir.display()
-            ));
-            dir
-        }
-    };
     let seed = args.seed.unwrap_or_else(|| rand::random::<u32>() as u64);
     let options = FuzzOptions {
         max_len: args.max_len,
@@ -97,7 +82,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
     let summary = fuzz(
         session.config,
         session.sources,
-        &corpus,
+        args.corpus.as_deref(),
         options,
         interrupted,
         Arc::clone(&out),

@@ -50,7 +50,44 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("php-fuzz: error: {err:#}");
+            if let Some(failure) = load_failure(&err) {
+                // Where in the target (or what it loads) it went wrong.
+                let problem = failure.problem.as_ref();
+                for line in problem
+                    .map(|p| p.trace.lines().skip(1).collect::<Vec<_>>())
+                    .unwrap_or_default()
+                {
+                    eprintln!("    {line}");
+                }
+                if problem.is_none() {
+                    for line in failure
+                        .stderr
+                        .lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .take(10)
+                    {
+                        eprintln!("    php: {line}");
+                    }
+                }
+            }
             ExitCode::from(exit_codes::ERROR)
         }
     }
+}
+
+fn load_failure(err: &anyhow::Error) -> Option<&php_fuzz_harness::LoadFailure> {
+    err.chain().find_map(|cause| {
+        let harness = cause
+            .downcast_ref::<php_fuzz_harness::HarnessError>()
+            .or_else(
+                || match cause.downcast_ref::<php_fuzz_engine::EngineError>() {
+                    Some(php_fuzz_engine::EngineError::Harness(inner)) => Some(inner),
+                    _ => None,
+                },
+            )?;
+        match harness {
+            php_fuzz_harness::HarnessError::Load(failure) => Some(failure.as_ref()),
+            _ => None,
+        }
+    })
 }

@@ -315,6 +315,34 @@ fn bad_input_gets_a_one_line_error_naming_what_is_wrong() {
 }
 
 #[test]
+fn a_php_older_than_8_1_is_refused_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in `php` that answers the version probe like PHP 7.4 would.
+    let fake = dir.path().join("php74");
+    fs::write(&fake, "#!/bin/sh\nprintf '70433\\n7.4.33\\n1\\n'\n").unwrap();
+    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let target = fixture("targets/noop.php");
+    let run = fuzz(
+        &[
+            target.to_str().unwrap(),
+            "--php",
+            fake.to_str().unwrap(),
+            "--max-runs",
+            "10",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 1, "{}", run.all());
+    let err = run.stderr();
+    assert!(
+        err.contains("is PHP 7.4.33, but php-fuzz needs PHP 8.1 or newer"),
+        "{err}"
+    );
+    assert!(err.contains("apt-get install php-cli"), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+}
+
+#[test]
 fn a_malformed_dictionary_names_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(

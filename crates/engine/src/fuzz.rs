@@ -240,7 +240,7 @@ impl Scratch {
 pub fn fuzz(
     harness: Arc<HarnessConfig>,
     sources: Arc<SourceServer>,
-    corpus_dir: &Path,
+    corpus_dir: Option<&Path>,
     options: FuzzOptions,
     interrupted: Arc<AtomicBool>,
     out: Arc<Output>,
@@ -258,6 +258,26 @@ pub fn fuzz(
     for path in options.dictionaries.iter().chain(&info.dictionaries) {
         dictionary.extend(Dictionary::load(path)?);
     }
+    let temporary;
+    let corpus_dir = match corpus_dir {
+        Some(dir) => dir,
+        None => {
+            temporary = tempfile::Builder::new()
+                .prefix("php-fuzz-corpus-")
+                .tempdir()
+                .map_err(|source| EngineError::Input {
+                    path: std::env::temp_dir(),
+                    what: "cannot create a temporary corpus directory",
+                    source,
+                })?
+                .keep();
+            out.line(&format!(
+                "INFO: no corpus directory given; using {}",
+                temporary.display()
+            ));
+            temporary.as_path()
+        }
+    };
     let mut dir = CorpusDir::open(corpus_dir)?;
     let seeds = dir.load_all()?;
     let seed_bytes: usize = seeds.iter().map(|s| s.data.len()).sum();

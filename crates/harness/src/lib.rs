@@ -165,8 +165,10 @@ impl Problem {
         } else {
             format!("{}: {message}", self.class)
         };
-        if !self.file.is_empty() {
-            out.push_str(&format!(" at {}:{}", self.file, self.line));
+        match (self.file.is_empty(), self.line) {
+            (true, _) => {}
+            (false, 0) => out.push_str(&format!(" in {}", self.file)),
+            (false, line) => out.push_str(&format!(" at {}:{line}", self.file)),
         }
         out
     }
