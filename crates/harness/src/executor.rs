@@ -351,6 +351,7 @@ impl Executor {
             earlier: self.has_earlier.then_some(&self.earlier),
             last,
         };
+        hide_runtime(&mut crash.problem, self.config.runtime.root());
         locate(&self.sources, &mut crash, coverage);
         on_result(RunResult {
             index,
@@ -477,6 +478,7 @@ impl Executor {
                                 repeat,
                             }),
                             Some(mut crash) => {
+                                hide_runtime(&mut crash.problem, self.config.runtime.root());
                                 locate(&self.sources, &mut crash, coverage);
                                 on_result(RunResult {
                                     index,
@@ -627,6 +629,29 @@ fn kind_class(kind: CrashKind) -> &'static str {
     }
 }
 
+/// Takes php-fuzz's own runtime out of a problem's location and stack: a
+/// crash inside `traceBlock()` (memory running out there, say) belongs to the
+/// code that called it.
+fn hide_runtime(problem: &mut Problem, runtime: &Path) {
+    let ours = |file: &str| !file.is_empty() && Path::new(file).starts_with(runtime);
+    let before = problem.frames.len();
+    problem.frames.retain(|f| !ours(&f.file));
+    if ours(&problem.file) {
+        match problem.frames.first() {
+            Some(frame) => (problem.file, problem.line) = (frame.file.clone(), frame.line),
+            None => (problem.file, problem.line) = (String::new(), 0),
+        }
+    }
+    if problem.frames.len() != before {
+        problem.trace = problem
+            .frames
+            .iter()
+            .enumerate()
+            .map(|(n, f)| format!("#{n} {} at {}:{}\n", f.function, f.file, f.line))
+            .collect();
+    }
+}
+
 /// Fills in what PHP could not tell: the location of a crash without one
 /// (the last block that ran), and a first frame naming the function.
 fn locate(sources: &SourceServer, crash: &mut Crash, coverage: Coverage<'_>) {
@@ -745,4 +770,61 @@ fn php_fatal_line(stderr: &str) -> Option<String> {
         .rev()
         .find(|l| l.contains("Fatal error") || l.contains("Segmentation fault"))
         .map(|l| l.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Frame;
+
+    #[test]
+    fn a_fatal_error_printed_by_a_dying_php_becomes_a_located_crash() {
+        let stderr = "PHP Notice: something\nPHP Fatal error:  Allowed memory size of 268435456 bytes exhausted (tried to allocate 262144 bytes) in /lib/Parser.php on line 42\nFatal error: Allowed memory size of 1 bytes exhausted in /tmp/rt/Harness.php on line 9\n";
+        let crash = fatal_from_stderr(stderr, "/tmp/rt").unwrap();
+        assert_eq!(
+            crash.kind,
+            CrashKind::StackOverflow,
+            "a VM stack page could not be had"
+        );
+        assert_eq!(
+            (crash.problem.file.as_str(), crash.problem.line),
+            ("/lib/Parser.php", 42)
+        );
+        let plain = fatal_from_stderr(
+            "Fatal error: Cannot redeclare f() in /a b/in x.php on line 3",
+            "/tmp/rt",
+        )
+        .unwrap();
+        assert_eq!(plain.kind, CrashKind::Fatal);
+        assert_eq!(plain.problem.message, "Cannot redeclare f()");
+        assert_eq!(plain.problem.file, "/a b/in x.php");
+        assert!(fatal_from_stderr("Segmentation fault", "/tmp/rt").is_none());
+        assert!(
+            fatal_from_stderr("Fatal error: x in /tmp/rt/Wire.php on line 1", "/tmp/rt").is_none()
+        );
+    }
+
+    #[test]
+    fn the_runtime_is_hidden_from_locations_and_traces() {
+        let frame = |file: &str, line, function: &str| Frame {
+            file: file.into(),
+            line,
+            function: function.into(),
+        };
+        let mut problem = Problem {
+            class: "Fatal error".into(),
+            message: "Allowed memory size".into(),
+            file: "/tmp/rt/FuzzingContext.php".into(),
+            line: 65,
+            trace: String::new(),
+            frames: vec![
+                frame("/tmp/rt/FuzzingContext.php", 65, "PhpFuzz\\traceBlock()"),
+                frame("/lib/P.php", 7, "P->f()"),
+            ],
+        };
+        hide_runtime(&mut problem, Path::new("/tmp/rt"));
+        assert_eq!((problem.file.as_str(), problem.line), ("/lib/P.php", 7));
+        assert_eq!(problem.frames.len(), 1);
+        assert_eq!(problem.trace, "#0 P->f() at /lib/P.php:7\n");
+    }
 }
