@@ -1,23 +1,86 @@
-//! The HTML pages, rendered with askama. The source listing is built here
-//! with explicit escaping, because markers sit inside the code.
-
-use std::fmt::Write;
+//! The HTML pages, rendered with askama (`templates/`). Every string from
+//! the input (paths, source text, crash summaries) reaches the page through
+//! askama's HTML escaping; nothing is marked `|safe`.
 
 use askama::Template;
 
-use crate::model::{FileSummary, percent};
-use crate::{BlockHits, FileCoverage, ReportError, ReportInput};
+use crate::ReportError;
+use crate::analysis::{Counts, FileReport, Report, percent};
+use crate::listing::{self, Line, Segment};
+use crate::paths::relative;
 
-const STYLE: &str = include_str!("../templates/style.css");
+/// A percentage as the pages show it.
+struct Cov {
+    /// `hi`, `mid`, `lo`, or `none` when there is nothing to cover.
+    tier: &'static str,
+    /// Bar width, `0.0`..=`100.0`.
+    width: String,
+    /// `87.5 %`; rounded down, so 100 % means everything.
+    text: String,
+    /// For sorting; -1 when there is nothing to cover.
+    sort: String,
+}
 
-struct IndexRow<'a> {
-    relative: &'a str,
-    page: &'a str,
-    covered: usize,
+impl Cov {
+    fn new(covered: usize, total: usize) -> Self {
+        if total == 0 {
+            return Cov {
+                tier: "none",
+                width: "0".into(),
+                text: "–".into(),
+                sort: "-1".into(),
+            };
+        }
+        let p = percent(covered, total);
+        let shown = (p * 10.0).floor() / 10.0;
+        let tier = if p >= 80.0 {
+            "hi"
+        } else if p >= 50.0 {
+            "mid"
+        } else {
+            "lo"
+        };
+        Cov {
+            tier,
+            width: format!("{shown:.1}"),
+            text: format!("{shown:.1} %"),
+            sort: format!("{p:.4}"),
+        }
+    }
+}
+
+/// The numbers of one index row, of the totals, and of a file page's header.
+struct Row {
     blocks: usize,
-    percent: f64,
-    covered_lines: usize,
+    covered: usize,
+    missed: usize,
     lines: usize,
+    covered_lines: usize,
+    cov: Cov,
+    line_cov: Cov,
+}
+
+impl Row {
+    fn new(c: &Counts) -> Self {
+        Row {
+            blocks: c.blocks,
+            covered: c.covered_blocks,
+            missed: c.uncovered_blocks(),
+            lines: c.lines,
+            covered_lines: c.covered_lines,
+            cov: Cov::new(c.covered_blocks, c.blocks),
+            line_cov: Cov::new(c.covered_lines, c.lines),
+        }
+    }
+}
+
+struct IndexFile<'a> {
+    relative: &'a str,
+    /// `relative` split for display: directory part (with its `/`) and name.
+    dir: &'a str,
+    name: &'a str,
+    page: &'a str,
+    row: Row,
 }
 
 struct CrashRow {
@@ -29,50 +92,54 @@ struct CrashRow {
 #[derive(Template)]
 #[template(path = "index.html")]
 struct IndexPage<'a> {
-    style: &'static str,
     target: String,
+    target_name: String,
     corpus_dir: String,
     corpus_entries: usize,
+    root: String,
     generated_at: &'a str,
-    rows: Vec<IndexRow<'a>>,
-    total_covered: usize,
-    total_blocks: usize,
-    total_percent: f64,
-    total_covered_lines: usize,
-    total_lines: usize,
+    files: Vec<IndexFile<'a>>,
+    total: Row,
+    functions: usize,
+    covered_functions: usize,
     crashes: Vec<CrashRow>,
 }
 
 struct FunctionRow<'a> {
     name: &'a str,
-    line: u32,
+    top_level: bool,
+    line: usize,
     covered: usize,
     blocks: usize,
-    percent: f64,
+    entries: u64,
+    cov: Cov,
 }
 
-struct SourceLine {
-    number: usize,
-    /// `covered`, `uncovered`, `partial` or empty: the gutter's colour.
+/// A mark on the right-hand overview: a stretch of uncovered or partly
+/// covered lines.
+struct Tick {
+    /// `u` or `p`.
     class: &'static str,
-    /// Escaped source with block markers.
-    html: String,
+    line: usize,
+    top: String,
+    height: String,
+    title: String,
 }
 
 #[derive(Template)]
 #[template(path = "file.html")]
 struct FilePage<'a> {
-    style: &'static str,
     relative: &'a str,
+    dir: &'a str,
+    name: &'a str,
     path: String,
     target: String,
     generated_at: &'a str,
-    covered: usize,
-    blocks: usize,
-    percent: f64,
-    uncovered: usize,
+    row: Row,
+    runs: usize,
     functions: Vec<FunctionRow<'a>>,
-    lines: Vec<SourceLine>,
+    lines: Vec<Line>,
+    minimap: Vec<Tick>,
 }
 
 fn render(page: &impl Template, name: &str) -> Result<String, ReportError> {
@@ -82,41 +149,49 @@ fn render(page: &impl Template, name: &str) -> Result<String, ReportError> {
     })
 }
 
-pub(crate) fn index_page(
-    input: &ReportInput,
-    files: &[FileSummary],
-) -> Result<String, ReportError> {
-    let rows: Vec<IndexRow<'_>> = files
+fn split_name(relative: &str) -> (&str, &str) {
+    match relative.rfind(['/', '\\']) {
+        Some(i) => relative.split_at(i + 1),
+        None => ("", relative),
+    }
+}
+
+pub(crate) fn index_page(report: &Report<'_>) -> Result<String, ReportError> {
+    let input = report.input;
+    let files = report
+        .files
         .iter()
-        .map(|f| IndexRow {
-            relative: &f.relative,
-            page: &f.page,
-            covered: f.covered,
-            blocks: f.blocks,
-            percent: percent(f.covered, f.blocks),
-            covered_lines: f.covered_lines,
-            lines: f.lines,
+        .map(|f| {
+            let (dir, name) = split_name(&f.relative);
+            IndexFile {
+                relative: &f.relative,
+                dir,
+                name,
+                page: &f.page,
+                row: Row::new(&f.counts),
+            }
         })
         .collect();
-    let total_covered = files.iter().map(|f| f.covered).sum();
-    let total_blocks = files.iter().map(|f| f.blocks).sum();
+    let target_name = input.target.file_name().map_or_else(
+        || input.target.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let page = IndexPage {
-        style: STYLE,
         target: input.target.display().to_string(),
+        target_name,
         corpus_dir: input.corpus_dir.display().to_string(),
         corpus_entries: input.corpus_entries,
+        root: report.root.display().to_string(),
         generated_at: &input.generated_at,
-        rows,
-        total_covered,
-        total_blocks,
-        total_percent: percent(total_covered, total_blocks),
-        total_covered_lines: files.iter().map(|f| f.covered_lines).sum(),
-        total_lines: files.iter().map(|f| f.lines).sum(),
+        files,
+        total: Row::new(&report.totals),
+        functions: report.totals.functions,
+        covered_functions: report.totals.covered_functions,
         crashes: input
             .crashes
             .iter()
             .map(|c| CrashRow {
-                input: c.input.display().to_string(),
+                input: relative(&c.input, &input.corpus_dir),
                 kind: c.kind.clone(),
                 summary: c.summary.clone(),
             })
@@ -125,128 +200,101 @@ pub(crate) fn index_page(
     render(&page, "index.html")
 }
 
-pub(crate) fn file_page(
-    input: &ReportInput,
-    file: &FileCoverage,
-    summary: &FileSummary,
-) -> Result<String, ReportError> {
+pub(crate) fn file_page(report: &Report<'_>, file: &FileReport<'_>) -> Result<String, ReportError> {
+    let (dir, name) = split_name(&file.relative);
+    let lines = listing::lines(file);
     let page = FilePage {
-        style: STYLE,
-        relative: &summary.relative,
-        path: file.path.display().to_string(),
-        target: input.target.display().to_string(),
-        generated_at: &input.generated_at,
-        covered: summary.covered,
-        blocks: summary.blocks,
-        percent: percent(summary.covered, summary.blocks),
-        uncovered: summary.blocks - summary.covered,
-        functions: summary
+        relative: &file.relative,
+        dir,
+        name,
+        path: file.file.path.display().to_string(),
+        target: report.input.target.display().to_string(),
+        generated_at: &report.input.generated_at,
+        row: Row::new(&file.counts),
+        runs: file.runs,
+        functions: file
             .functions
             .iter()
             .map(|f| FunctionRow {
                 name: &f.name,
+                top_level: f.top_level,
                 line: f.first_line,
                 covered: f.covered,
                 blocks: f.blocks,
-                percent: percent(f.covered, f.blocks),
+                entries: f.entries,
+                cov: Cov::new(f.covered, f.blocks),
             })
             .collect(),
-        lines: source_lines(&file.source, &file.blocks),
+        minimap: minimap(&lines),
+        lines,
     };
-    render(&page, &summary.page)
+    render(&page, &file.page)
 }
 
-/// The source split into lines, each escaped, with a marker before every
-/// block's anchor. Uncovered markers link to the next uncovered one.
-fn source_lines(source: &[u8], blocks: &[BlockHits]) -> Vec<SourceLine> {
-    let mut sorted: Vec<&BlockHits> = blocks.iter().collect();
-    sorted.sort_by_key(|b| b.block.byte_offset);
-    let uncovered_total = sorted.iter().filter(|b| b.hits == 0).count();
-    let mut next_block = 0;
-    let mut uncovered_seen = 0;
-    let mut lines = Vec::new();
-    let mut start = 0;
-    for (index, line) in source.split(|&b| b == b'\n').enumerate() {
-        let end = start + line.len();
-        let mut html = String::with_capacity(line.len() + 16);
-        let mut copied = start;
-        let (mut any_covered, mut any_uncovered) = (false, false);
-        while next_block < sorted.len() && sorted[next_block].block.byte_offset <= end {
-            let b = sorted[next_block];
-            let at = b.block.byte_offset.max(copied);
-            escape_into(&mut html, &source[copied..at]);
-            copied = at;
-            let kind = format!("{:?}", b.block.kind);
-            if b.hits > 0 {
-                any_covered = true;
-                let _ = write!(
-                    html,
-                    "<span class=\"m c\" title=\"{} · hit {} time{}\"></span>",
-                    kind,
-                    b.hits,
-                    if b.hits == 1 { "" } else { "s" }
-                );
-            } else {
-                any_uncovered = true;
-                let next = if uncovered_seen + 1 < uncovered_total {
-                    uncovered_seen + 1
-                } else {
-                    0
-                };
-                let _ = write!(
-                    html,
-                    "<a class=\"m u\" id=\"u{uncovered_seen}\" href=\"#u{next}\" title=\"{kind} · never ran (click: next uncovered)\"></a>"
-                );
-                uncovered_seen += 1;
-            }
-            next_block += 1;
-        }
-        escape_into(&mut html, &source[copied..end]);
-        let class = match (any_covered, any_uncovered) {
-            (true, true) => "partial",
-            (true, false) => "covered",
-            (false, true) => "uncovered",
-            (false, false) => "",
+/// Short files fit on a screen and need no overview.
+const MINIMAP_MIN_LINES: usize = 60;
+
+fn minimap(lines: &[Line]) -> Vec<Tick> {
+    let total = lines.len();
+    if total < MINIMAP_MIN_LINES {
+        return Vec::new();
+    }
+    let mut ticks: Vec<Tick> = Vec::new();
+    let mut last: Option<(&'static str, usize)> = None; // class and number of the previous marked line
+    for line in lines {
+        let class = match line.class {
+            "uncovered" => "u",
+            "partial" => "p",
+            _ => continue,
         };
-        lines.push(SourceLine {
-            number: index + 1,
-            class,
-            html,
-        });
-        start = end + 1;
-    }
-    lines
-}
-
-/// HTML-escapes bytes, decoding invalid UTF-8 lossily and showing control
-/// characters (other than tabs) as replacement symbols.
-fn escape_into(out: &mut String, bytes: &[u8]) {
-    for c in String::from_utf8_lossy(bytes).chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' => out.push('\t'),
-            '\r' => {}
-            c if c.is_control() => out.push('\u{fffd}'),
-            c => out.push(c),
+        // Lines without blocks between two uncovered ones do not break a stretch.
+        match (last, ticks.last_mut()) {
+            (Some((c, n)), Some(tick)) if c == class && line.number - n <= 3 => {
+                let span = line.number - tick.line + 1;
+                tick.height = format!("{:.3}", 100.0 * span as f64 / total as f64);
+                tick.title = format!("lines {}–{}", tick.line, line.number);
+            }
+            _ => ticks.push(Tick {
+                class,
+                line: line.number,
+                top: format!("{:.3}", 100.0 * (line.number - 1) as f64 / total as f64),
+                height: format!("{:.3}", 100.0 / total as f64),
+                title: format!("line {}", line.number),
+            }),
         }
+        last = Some((class, line.number));
     }
+    for tick in &mut ticks {
+        let what = if tick.class == "u" {
+            "never ran"
+        } else {
+            "partly ran"
+        };
+        tick.title = format!("{}: {what}", tick.title);
+    }
+    ticks
 }
 
 #[cfg(test)]
 mod tests {
-    use super::escape_into;
+    use super::*;
 
     #[test]
-    fn escaping_covers_markup_quotes_and_bad_bytes() {
-        let mut out = String::new();
-        escape_into(&mut out, b"</script><a href='x'>&\"\x00\xff");
+    fn percentages_round_down_and_pick_a_tier() {
+        let c = Cov::new(1999, 2000);
+        assert_eq!((c.text.as_str(), c.tier), ("99.9 %", "hi"));
+        let c = Cov::new(1, 3);
         assert_eq!(
-            out,
-            "&lt;/script&gt;&lt;a href=&#39;x&#39;&gt;&amp;&quot;\u{fffd}\u{fffd}"
+            (c.text.as_str(), c.tier, c.width.as_str()),
+            ("33.3 %", "lo", "33.3")
         );
+        assert_eq!(Cov::new(0, 0).tier, "none");
+        assert_eq!(Cov::new(5, 5).text, "100.0 %");
+    }
+
+    #[test]
+    fn names_split_at_the_last_separator() {
+        assert_eq!(split_name("a/b/C.php"), ("a/b/", "C.php"));
+        assert_eq!(split_name("C.php"), ("", "C.php"));
     }
 }

@@ -1,104 +1,142 @@
-//! The coverage report: block hit counts in, a self-contained HTML report
-//! (index plus one page per file), `coverage.json` and `lcov.info` out.
+//! The coverage report: block hit counts in; a self-contained HTML report
+//! (an index plus one page per file), `coverage.json` and `lcov.info` out.
+//!
+//! The caller (the `report-coverage` command) replays the corpus and fills a
+//! [`ReportInput`]; [`write_report`] does the rest and touches nothing but
+//! the output directory.
+//!
+//! How the pieces fit:
+//! - `analysis` computes everything once per file: where each block sits
+//!   in the source, per-line and per-function numbers, the jump targets;
+//! - `paths` finds the common root and gives every file a unique page name;
+//! - `listing` turns the source bytes into lines of text and markers (no
+//!   HTML: askama escapes everything when the templates render it);
+//! - `html`, `json` and `lcov` write the three outputs from the same
+//!   analysis, so they cannot disagree.
 
+mod analysis;
 mod html;
-mod model;
+mod json;
+mod lcov;
+mod listing;
+mod paths;
 
 use std::path::{Path, PathBuf};
-
-pub use model::{FileSummary, FunctionSummary};
 
 /// Everything a report shows.
 #[derive(Debug, Clone)]
 pub struct ReportInput {
+    /// The target script (`target.php`).
     pub target: PathBuf,
     pub corpus_dir: PathBuf,
     pub corpus_entries: usize,
     /// Already formatted, e.g. "2026-11-22 14:05 UTC".
     pub generated_at: String,
     pub files: Vec<FileCoverage>,
-    /// Corpus entries that crashed while replaying; reported and skipped.
+    /// Corpus entries that crashed while replaying: reported, and skipped.
     pub crashes: Vec<ReplayCrash>,
 }
 
+/// One instrumented PHP file and the hit count of each of its blocks.
 #[derive(Debug, Clone)]
 pub struct FileCoverage {
     /// Absolute path of the PHP file.
     pub path: PathBuf,
-    /// The original source (may be invalid UTF-8).
+    /// The original source. May be invalid UTF-8: it is shown lossily.
     pub source: Vec<u8>,
     pub blocks: Vec<BlockHits>,
 }
 
+/// A block and how often it ran over the whole corpus. Covered when `hits > 0`.
 #[derive(Debug, Clone)]
 pub struct BlockHits {
     pub block: php_fuzz_instrument::Block,
     pub hits: u64,
 }
 
+/// A corpus entry that crashed while replaying.
 #[derive(Debug, Clone)]
 pub struct ReplayCrash {
     pub input: PathBuf,
+    /// E.g. "exception", "timeout".
     pub kind: String,
+    /// One line, e.g. "Error: bang in Classifier.php:14".
     pub summary: String,
 }
 
-#[derive(Debug, Clone)]
+/// What [`write_report`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportSummary {
     pub files: usize,
     pub blocks: usize,
     pub covered_blocks: usize,
+    /// `out_dir/index.html`.
     pub index: PathBuf,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{}: {source}", path.display())]
+    #[error("cannot write {}: {source}", path.display())]
     Write {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("rendering {page}: {source}")]
+    #[error("cannot render {page}: {source}")]
     Render {
         page: String,
         #[source]
         source: askama::Error,
     },
-    #[error("encoding coverage.json: {0}")]
+    #[error("cannot encode coverage.json: {0}")]
     Json(#[from] serde_json::Error),
 }
 
-/// Writes `index.html`, `files/*.html`, `coverage.json` and `lcov.info` into `out_dir`.
+/// Writes the report into `out_dir` (created if missing):
+/// - `index.html`: one row per file, totals, the crashes seen while replaying;
+/// - `files/<name>.html`: one page per file, the source with every block marked;
+/// - `coverage.json`: every block with its position and hit count;
+/// - `lcov.info`: line and function coverage for CI services and editors.
+///
+/// Files already in `out_dir` are overwritten; other files are left alone.
 pub fn write_report(input: &ReportInput, out_dir: &Path) -> Result<ReportSummary, ReportError> {
-    let files = model::summarize(input);
-    let write = |path: PathBuf, bytes: &[u8]| -> Result<(), ReportError> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| ReportError::Write {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        std::fs::write(&path, bytes).map_err(|source| ReportError::Write { path, source })
-    };
-    for (file, summary) in input.files.iter().zip(&files) {
-        let page = html::file_page(input, file, summary)?;
-        write(out_dir.join(&summary.page), page.as_bytes())?;
+    let report = analysis::Report::new(input);
+    let files_dir = out_dir.join(paths::FILES_DIR);
+    create_dir(&files_dir)?;
+    for file in &report.files {
+        write(
+            &out_dir.join(&file.page),
+            html::file_page(&report, file)?.as_bytes(),
+        )?;
     }
     let index = out_dir.join("index.html");
-    write(index.clone(), html::index_page(input, &files)?.as_bytes())?;
+    write(&index, html::index_page(&report)?.as_bytes())?;
     write(
-        out_dir.join("coverage.json"),
-        &model::coverage_json(input, &files)?,
+        &out_dir.join("coverage.json"),
+        &json::coverage_json(&report)?,
     )?;
     write(
-        out_dir.join("lcov.info"),
-        model::lcov(input, &files).as_bytes(),
+        &out_dir.join("lcov.info"),
+        lcov::tracefile(&report).as_bytes(),
     )?;
     Ok(ReportSummary {
-        files: files.len(),
-        blocks: files.iter().map(|f| f.blocks).sum(),
-        covered_blocks: files.iter().map(|f| f.covered).sum(),
+        files: report.files.len(),
+        blocks: report.totals.blocks,
+        covered_blocks: report.totals.covered_blocks,
         index,
+    })
+}
+
+fn create_dir(dir: &Path) -> Result<(), ReportError> {
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    std::fs::write(path, bytes).map_err(|source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
     })
 }
