@@ -14,6 +14,13 @@ final class IncludeInterceptor
 
     /** @var (\Closure(string): ?string)|null returns instrumented source, or null to include the file as is */
     private static $provider = null;
+    /**
+     * Instrumented files with `__halt_compiler()` data, by real path. Their
+     * `__COMPILER_HALT_OFFSET__` counts in the instrumented code, so a file
+     * reading its own data (`fopen(__FILE__)`) must read that code too.
+     * @var array<string, string>
+     */
+    private static $haltFiles = [];
 
     /** @var resource|null */
     public $context;
@@ -73,10 +80,21 @@ final class IncludeInterceptor
             if ($real !== false) {
                 $code = (self::$provider)($real);
                 if ($code !== null) {
+                    if (\stripos($code, '__halt_compiler') !== false) {
+                        self::$haltFiles[$real] = $code;
+                    }
                     $this->code = $code;
                     $openedPath = $path;
                     return true;
                 }
+            }
+        } elseif (self::$haltFiles && \strpbrk($mode, 'waxc+') === false) {
+            $real = self::native(static function () use ($path) {
+                return \realpath($path);
+            });
+            if ($real !== false && isset(self::$haltFiles[$real])) {
+                $this->code = self::$haltFiles[$real];
+                return true;
             }
         }
         // Failures stay silent here: PHP itself then reports "Failed to open

@@ -1,48 +1,61 @@
-use std::io::Write;
+//! `php-fuzz instrument`: one file to stdout, or whole trees mirrored into
+//! a directory with their block map. See docs/instrumentation.md.
+
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
-use php_fuzz_instrument::{Block, BlockIdAllocator, Outcome, SkipReason, StubStyle};
+use anyhow::{Context, anyhow, bail};
+use php_fuzz_instrument::{Block, BlockIdAllocator, Outcome, Plan, SkipReason, StubStyle};
 use rayon::prelude::*;
+use serde::Serialize;
 
 use crate::harness_args::StyleArg;
+
+/// Name of the block map `--out` writes at the top of DIR.
+pub const BLOCK_MAP: &str = "php-fuzz-blocks.json";
+
+/// Files in a tree that are instrumented; the rest are copied. A FILE named
+/// on the command line is instrumented whatever its extension.
+const PHP_EXTENSIONS: &[&str] = &["php", "phtml", "inc"];
+
+/// Files planned at once in --out mode: bounds memory on huge trees, and
+/// is large enough that most trees need one batch (each costs a wait for
+/// its slowest file).
+const BATCH: usize = 8192;
 
 /// Arguments of `php-fuzz instrument`.
 #[derive(clap::Args)]
 pub struct InstrumentArgs {
-    /// Files or directories to instrument.
-    #[arg(required = true)]
+    /// A PHP file to print instrumented, or (with --out) files and
+    /// directories to mirror.
+    #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Mirror PATHs into this directory (PHP files instrumented, others
-    /// copied, block map in DIR/php-fuzz-blocks.json) instead of printing.
+    /// Mirror each PATH into DIR/<its name>: PHP files (.php, .phtml, .inc)
+    /// instrumented, other files copied, block map in DIR/php-fuzz-blocks.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// How instrumented code records coverage.
-    #[arg(long, value_enum, default_value_t = StyleArg::Trace)]
+    /// How instrumented code records coverage (see docs/instrumentation.md).
+    #[arg(long, alias = "style", value_enum, default_value_t = StyleArg::Trace)]
     pub stub: StyleArg,
     /// Threads for --out [default: all cores].
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
 }
 
-fn style(arg: StyleArg) -> StubStyle {
-    match arg {
+pub fn run(args: &InstrumentArgs) -> anyhow::Result<ExitCode> {
+    let style = match args.stub {
         StyleArg::Trace => StubStyle::Trace,
         StyleArg::EdgeMap => StubStyle::EdgeMap,
-    }
-}
-
-pub fn run(args: &InstrumentArgs) -> anyhow::Result<ExitCode> {
+    };
     for path in &args.paths {
         std::fs::metadata(path)
-            .map_err(|err| anyhow::anyhow!("{}: {}", path.display(), io_reason(&err)))?;
+            .map_err(|err| anyhow!("{}: {}", path.display(), io_reason(&err)))?;
     }
     match &args.out {
-        None => print_instrumented(args),
-        Some(out) => mirror(args, out),
+        None => print_one(args, style),
+        Some(out) => mirror(args, out, style),
     }
 }
 
@@ -56,220 +69,366 @@ fn io_reason(err: &std::io::Error) -> String {
 
 fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(path)
-        .map_err(|err| anyhow::anyhow!("{}: cannot read: {}", path.display(), io_reason(&err)))
+        .map_err(|err| anyhow!("{}: cannot read: {}", path.display(), io_reason(&err)))
 }
 
-fn print_instrumented(args: &InstrumentArgs) -> anyhow::Result<ExitCode> {
-    let mut ids = BlockIdAllocator::new();
-    let mut stdout = std::io::stdout().lock();
-    for path in &args.paths {
-        if path.is_dir() {
-            bail!(
-                "{}: is a directory; use --out DIR to instrument a tree",
-                path.display()
-            );
-        }
-        let source = read(path)?;
-        let text = match php_fuzz_instrument::instrument(&source, &mut ids, style(args.stub))? {
+fn warn_skipped(path: &Path, reason: &SkipReason, what_happens: &str) {
+    let SkipReason::ParseError { line } = reason;
+    eprintln!(
+        "php-fuzz: warning: {}:{line}: not instrumented: {reason}; {what_happens}",
+        path.display()
+    );
+}
+
+/// `php-fuzz instrument FILE`: the instrumented file on stdout.
+fn print_one(args: &InstrumentArgs, style: StubStyle) -> anyhow::Result<ExitCode> {
+    let [path] = args.paths.as_slice() else {
+        bail!("give one FILE to print, or --out DIR to instrument several paths");
+    };
+    if path.is_dir() {
+        bail!(
+            "{}: is a directory; use --out DIR to instrument a tree",
+            path.display()
+        );
+    }
+    let source = read(path)?;
+    let output =
+        match php_fuzz_instrument::instrument(&source, &mut BlockIdAllocator::new(), style)? {
             Outcome::Instrumented(result) => result.source,
-            Outcome::Skipped(SkipReason::ParseError { line }) => {
-                eprintln!(
-                    "php-fuzz: warning: {}:{line}: not instrumented: tree-sitter-php cannot parse this file (first error on line {line})",
-                    path.display()
-                );
+            Outcome::Skipped(reason) => {
+                warn_skipped(path, &reason, "printed unchanged");
                 source
             }
         };
-        if let Err(err) = stdout.write_all(&text) {
-            if err.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(ExitCode::SUCCESS);
-            }
-            return Err(err).context("cannot write to stdout");
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(&output).and_then(|()| stdout.flush()) {
+        // `php-fuzz instrument f.php | head` is not an error.
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(err).context("cannot write to stdout")
         }
+        _ => Ok(ExitCode::SUCCESS),
     }
-    Ok(ExitCode::SUCCESS)
 }
 
-/// One file to mirror: where it is, where it goes.
+/// One file to mirror.
 struct Job {
     from: PathBuf,
+    /// Relative to the output directory.
     to: PathBuf,
-    /// Path as shown and stored in the block map.
-    shown: PathBuf,
+    php: bool,
 }
 
-#[derive(serde::Serialize)]
-struct BlockMapFile<'a> {
+/// The block map written to DIR/php-fuzz-blocks.json.
+#[derive(Serialize)]
+struct BlockMap<'a> {
+    format: &'static str,
+    version: u32,
+    stub: StubStyle,
+    files: Vec<MappedFile<'a>>,
+    skipped: Vec<SkippedFile>,
+}
+
+#[derive(Serialize)]
+struct MappedFile<'a> {
+    /// The instrumented copy, relative to the output directory.
     path: String,
+    /// The original it was made from.
+    source: String,
     blocks: &'a [Block],
 }
 
-fn mirror(args: &InstrumentArgs, out: &Path) -> anyhow::Result<ExitCode> {
+#[derive(Serialize)]
+struct SkippedFile {
+    path: String,
+    source: String,
+    reason: &'static str,
+    line: u32,
+}
+
+enum Done {
+    Copied,
+    Instrumented(Vec<Block>),
+    Skipped(SkipReason),
+}
+
+/// `php-fuzz instrument PATH... --out DIR`.
+fn mirror(args: &InstrumentArgs, out: &Path, style: StubStyle) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let out_abs = absolute(out)?;
-    let mut jobs = Vec::new();
-    for path in &args.paths {
-        let abs = std::fs::canonicalize(path)
-            .with_context(|| format!("{}: cannot resolve", path.display()))?;
-        if out_abs.starts_with(&abs) && abs.is_dir() {
-            bail!(
-                "{}: the output directory {} is inside this input tree; choose one outside it",
-                path.display(),
-                out.display()
-            );
-        }
-        if abs.is_dir() {
-            let base = abs.file_name().map(PathBuf::from).unwrap_or_default();
-            for entry in walkdir::WalkDir::new(&abs).sort_by_file_name() {
-                let entry = entry.map_err(|err| {
-                    let at = err.path().unwrap_or(&abs).display().to_string();
-                    anyhow::anyhow!("{at}: cannot read: {err}")
-                })?;
-                if entry.file_type().is_file() {
-                    let rel = entry
-                        .path()
-                        .strip_prefix(&abs)
-                        .expect("walkdir stays inside");
-                    jobs.push(Job {
-                        from: entry.path().to_path_buf(),
-                        to: out.join(&base).join(rel),
-                        shown: entry.path().to_path_buf(),
-                    });
-                }
-            }
-        } else {
-            let name = abs.file_name().map(PathBuf::from).unwrap_or_default();
-            jobs.push(Job {
-                from: abs.clone(),
-                to: out.join(name),
-                shown: abs,
-            });
-        }
-    }
+    let jobs = plan_jobs(&args.paths, out)?;
     let threads = args.jobs.unwrap_or(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
-    let ids = Mutex::new(BlockIdAllocator::new());
-    let style = style(args.stub);
-    let results: Vec<anyhow::Result<FileResult>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|job| mirror_one(job, style, &ids))
-            .collect()
-    });
+    std::fs::create_dir_all(out)
+        .map_err(|err| anyhow!("{}: cannot create: {}", out.display(), io_reason(&err)))?;
 
-    let mut files = 0;
-    let mut instrumented = 0;
-    let mut blocks = 0;
-    let mut bytes = 0;
-    let mut skipped = Vec::new();
-    let mut map = Vec::new();
-    for (job, result) in jobs.iter().zip(results) {
-        let result = result?;
-        files += 1;
-        bytes += result.bytes;
-        match result.kind {
-            FileKind::Copied => {}
-            FileKind::Instrumented(file_blocks) => {
-                instrumented += 1;
-                blocks += file_blocks.len();
-                map.push((job.shown.display().to_string(), file_blocks));
-            }
-            FileKind::Skipped(line) => skipped.push(format!(
-                "{}:{line}: tree-sitter-php cannot parse it",
-                job.shown.display()
-            )),
+    let mut ids = BlockIdAllocator::new();
+    let mut done: Vec<Done> = Vec::with_capacity(jobs.len());
+    let mut php_bytes = 0usize;
+    // Every directory of the mirror, made once rather than once per file.
+    let mut dirs: Vec<PathBuf> = jobs
+        .iter()
+        .filter_map(|j| out.join(&j.to).parent().map(Path::to_path_buf))
+        .collect();
+    dirs.dedup();
+    for dir in &dirs {
+        std::fs::create_dir_all(dir)
+            .map_err(|err| anyhow!("{}: cannot create: {}", dir.display(), io_reason(&err)))?;
+    }
+    for batch in jobs.chunks(BATCH) {
+        // Parse and analyse in parallel; take ids in file order, so the same
+        // tree always gets the same ids; render and write in parallel.
+        let sources: Vec<Option<(Vec<u8>, u32)>> = pool.install(|| {
+            batch
+                .par_iter()
+                .map(|job| job.php.then(|| read_with_mode(&job.from)).transpose())
+                .collect::<anyhow::Result<_>>()
+        })?;
+        let plans: Vec<Option<Result<Plan<'_>, SkipReason>>> = pool.install(|| {
+            sources
+                .par_iter()
+                .map(|s| s.as_ref().map(|(source, _)| Plan::new(source)))
+                .collect()
+        });
+        let mut firsts = Vec::with_capacity(batch.len());
+        for plan in &plans {
+            firsts.push(match plan {
+                Some(Ok(plan)) => Some(ids.allocate(plan.block_count())?),
+                _ => None,
+            });
+        }
+        let results: Vec<anyhow::Result<Done>> = pool.install(|| {
+            (batch, &plans, &sources, &firsts)
+                .into_par_iter()
+                .map(|(job, plan, source, first)| {
+                    let to = out.join(&job.to);
+                    match (plan, source, first) {
+                        (Some(Ok(plan)), Some((_, mode)), Some(first)) => {
+                            let result = plan.render(*first, style);
+                            write_with_mode(&to, &result.source, *mode)?;
+                            Ok(Done::Instrumented(result.blocks))
+                        }
+                        (Some(Err(reason)), Some((source, mode)), _) => {
+                            write_with_mode(&to, source, *mode)?;
+                            Ok(Done::Skipped(reason.clone()))
+                        }
+                        _ => {
+                            std::fs::copy(&job.from, &to)
+                                .map_err(|err| copy_error(&job.from, &to, &err))?;
+                            Ok(Done::Copied)
+                        }
+                    }
+                })
+                .collect()
+        });
+        php_bytes += sources
+            .iter()
+            .flatten()
+            .map(|(source, _)| source.len())
+            .sum::<usize>();
+        for result in results {
+            done.push(result?);
         }
     }
-    let map_json: Vec<BlockMapFile<'_>> = map
-        .iter()
-        .map(|(path, blocks)| BlockMapFile {
-            path: path.clone(),
-            blocks,
-        })
-        .collect();
-    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    let map_path = out.join("php-fuzz-blocks.json");
-    let json = serde_json::to_vec_pretty(&serde_json::json!({ "files": map_json }))
-        .context("cannot encode the block map")?;
-    std::fs::write(&map_path, json)
+
+    let map_path = out.join(BLOCK_MAP);
+    let mut map = BlockMap {
+        format: "php-fuzz-blocks",
+        version: 1,
+        stub: style,
+        files: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let (mut copied, mut blocks) = (0usize, 0usize);
+    for (job, done) in jobs.iter().zip(&done) {
+        let path = job.to.to_string_lossy().into_owned();
+        let source = job.from.to_string_lossy().into_owned();
+        match done {
+            Done::Copied => copied += 1,
+            Done::Instrumented(file_blocks) => {
+                blocks += file_blocks.len();
+                map.files.push(MappedFile {
+                    path,
+                    source,
+                    blocks: file_blocks,
+                });
+            }
+            Done::Skipped(reason) => {
+                let SkipReason::ParseError { line } = *reason;
+                map.skipped.push(SkippedFile {
+                    path,
+                    source,
+                    reason: "parse_error",
+                    line,
+                });
+            }
+        }
+    }
+    let file = std::fs::File::create(&map_path)
+        .map_err(|err| anyhow!("{}: cannot write: {}", map_path.display(), io_reason(&err)))?;
+    let mut writer = BufWriter::new(file);
+    serde_json::to_writer(&mut writer, &map)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| Ok(writer.flush()?))
         .with_context(|| format!("{}: cannot write", map_path.display()))?;
 
-    let secs = started.elapsed().as_secs_f64();
+    let seconds = started.elapsed().as_secs_f64();
+    let megabytes = php_bytes as f64 / 1e6;
     println!(
-        "{files} files: {instrumented} PHP files instrumented ({blocks} blocks), {} copied, {} skipped; {:.1} MB in {:.2} s ({:.1} MB/s)",
-        files - instrumented - skipped.len(),
-        skipped.len(),
-        bytes as f64 / 1e6,
-        secs,
-        bytes as f64 / 1e6 / secs.max(1e-9)
+        "instrumented {} ({blocks} blocks), skipped {}, copied {} into {}",
+        plural(map.files.len(), "PHP file"),
+        map.skipped.len(),
+        plural(copied, "other file"),
+        out.display()
     );
-    for line in &skipped {
-        println!("  skipped (copied unchanged): {line}");
+    for (job, done) in jobs.iter().zip(&done) {
+        if let Done::Skipped(reason) = done {
+            let SkipReason::ParseError { line } = reason;
+            println!(
+                "  skipped {}:{line}: {reason}; copied unchanged",
+                job.from.display()
+            );
+        }
     }
+    println!(
+        "{megabytes:.2} MB of PHP in {seconds:.2} s: {:.1} MB/s on {} threads",
+        megabytes / seconds.max(1e-9),
+        pool.current_num_threads()
+    );
     println!("block map: {}", map_path.display());
     Ok(ExitCode::SUCCESS)
 }
 
-enum FileKind {
-    Copied,
-    Instrumented(Vec<Block>),
-    Skipped(u32),
-}
-
-struct FileResult {
-    bytes: usize,
-    kind: FileKind,
-}
-
-fn mirror_one(
-    job: &Job,
-    style: StubStyle,
-    ids: &Mutex<BlockIdAllocator>,
-) -> anyhow::Result<FileResult> {
-    let source = read(&job.from)?;
-    if let Some(parent) = job.to.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("{}: cannot create", parent.display()))?;
-    }
-    let is_php = job
-        .from
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("php"));
-    let (bytes, kind) = if is_php {
-        let outcome = php_fuzz_instrument::instrument_with(&source, style, |count| {
-            ids.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .allocate(count)
-        })?;
-        match outcome {
-            Outcome::Instrumented(result) => {
-                std::fs::write(&job.to, &result.source)
-                    .with_context(|| format!("{}: cannot write", job.to.display()))?;
-                (source.len(), FileKind::Instrumented(result.blocks))
-            }
-            Outcome::Skipped(SkipReason::ParseError { line }) => {
-                std::fs::write(&job.to, &source)
-                    .with_context(|| format!("{}: cannot write", job.to.display()))?;
-                (source.len(), FileKind::Skipped(line))
-            }
-        }
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
     } else {
-        std::fs::write(&job.to, &source)
-            .with_context(|| format!("{}: cannot write", job.to.display()))?;
-        (source.len(), FileKind::Copied)
-    };
-    Ok(FileResult { bytes, kind })
+        format!("{n} {what}s")
+    }
 }
 
+/// Lists what to mirror where, after checking the paths make sense.
+fn plan_jobs(paths: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Job>> {
+    let out_abs = absolute(out)?;
+    let mut jobs = Vec::new();
+    let mut names: Vec<(PathBuf, &Path)> = Vec::new();
+    for path in paths {
+        let abs = std::fs::canonicalize(path)
+            .map_err(|err| anyhow!("{}: {}", path.display(), io_reason(&err)))?;
+        let is_dir = abs.is_dir();
+        if is_dir && out_abs.starts_with(&abs) {
+            bail!(
+                "{}: the output directory {} is inside this input tree",
+                path.display(),
+                out.display()
+            );
+        }
+        if abs.starts_with(&out_abs) {
+            bail!(
+                "{}: is inside the output directory {}",
+                path.display(),
+                out.display()
+            );
+        }
+        let Some(name) = abs.file_name().map(PathBuf::from) else {
+            bail!(
+                "{}: cannot mirror the root directory; name a directory below it",
+                path.display()
+            );
+        };
+        if let Some((_, other)) = names.iter().find(|(n, _)| *n == name) {
+            bail!(
+                "{} and {}: both would be mirrored to {}",
+                other.display(),
+                path.display(),
+                out.join(&name).display()
+            );
+        }
+        names.push((name.clone(), path));
+        if !is_dir {
+            jobs.push(Job {
+                from: abs,
+                to: name,
+                php: true,
+            });
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(&abs)
+            .follow_links(true)
+            .sort_by_file_name()
+        {
+            let entry = entry.map_err(|err| {
+                let at = err.path().unwrap_or(&abs).display().to_string();
+                match err.io_error() {
+                    Some(io) => anyhow!("{at}: cannot read: {}", io_reason(io)),
+                    None => anyhow!("{at}: {err}"),
+                }
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let relative = entry
+                .path()
+                .strip_prefix(&abs)
+                .expect("walkdir stays below its root");
+            let php = entry
+                .path()
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| PHP_EXTENSIONS.iter().any(|p| e.eq_ignore_ascii_case(p)));
+            jobs.push(Job {
+                from: entry.path().to_path_buf(),
+                to: name.join(relative),
+                php,
+            });
+        }
+    }
+    Ok(jobs)
+}
+
+/// The file's bytes and permission bits.
+fn read_with_mode(path: &Path) -> anyhow::Result<(Vec<u8>, u32)> {
+    use std::io::Read as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let reason =
+        |err: std::io::Error| anyhow!("{}: cannot read: {}", path.display(), io_reason(&err));
+    let mut file = std::fs::File::open(path).map_err(reason)?;
+    let meta = file.metadata().map_err(reason)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes).map_err(reason)?;
+    Ok((bytes, meta.permissions().mode() & 0o7777))
+}
+
+/// Writes `bytes` to `to` with permission bits `mode` (scripts stay executable).
+fn write_with_mode(to: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let reason =
+        |err: std::io::Error| anyhow!("{}: cannot write: {}", to.display(), io_reason(&err));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(to)
+        .map_err(reason)?;
+    file.write_all(bytes).map_err(reason)
+}
+
+fn copy_error(from: &Path, to: &Path, err: &std::io::Error) -> anyhow::Error {
+    match std::fs::File::open(from) {
+        Err(read) => anyhow!("{}: cannot read: {}", from.display(), io_reason(&read)),
+        Ok(_) => anyhow!("{}: cannot write: {}", to.display(), io_reason(err)),
+    }
+}
+
+/// `path` made absolute, with the part that exists resolved (symlinks, `..`).
 fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
         std::env::current_dir()?.join(path)
     };
-    // Resolve what exists of it, so symlinks and `..` compare correctly.
     let mut existing = abs.clone();
     let mut rest = Vec::new();
     while !existing.exists() {

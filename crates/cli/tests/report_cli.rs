@@ -74,13 +74,15 @@ fn report_marks_covered_and_uncovered_blocks_and_agrees_with_json_and_lcov() {
         "{:?}",
         markers(markup, "u")
     );
+    // The code after that `if` ran: its block sits on the `}` closing it.
     assert!(
-        markers(markup, "c")
+        markers(markup + 2, "c")
             .iter()
             .any(|t| t.starts_with("AfterIf")),
-        "the code after it ran"
+        "{:?}",
+        markers(markup + 2, "c")
     );
-    assert_eq!(line(markup).value().attr("class"), Some("l partial"));
+    assert_eq!(line(markup).value().attr("class"), Some("l uncovered"));
     let unused = line_of(&source, "public static function unused()") + 1; // its `{`
     assert_eq!(
         markers(unused, "u").len(),
@@ -185,8 +187,8 @@ fn report_marks_covered_and_uncovered_blocks_and_agrees_with_json_and_lcov() {
         .unwrap();
     assert!(record.contains(&format!("DA:{unused},0")), "{record}");
     assert!(
-        record.contains(&format!("DA:{number},2")),
-        "branch once, the code after it twice: {record}"
+        record.contains(&format!("DA:{number},1")),
+        "the branch on that line ran once: {record}"
     );
     assert!(record.contains("FNDA:0,Classifier::unused"), "{record}");
     assert!(

@@ -284,3 +284,22 @@ fn file_operations_behave_like_plain_files_under_the_include_wrapper() {
         "includes are served by the engine"
     );
 }
+
+#[test]
+fn a_file_reading_its_own_halt_compiler_data_reads_the_right_bytes() {
+    // __COMPILER_HALT_OFFSET__ counts in the instrumented code, so the file's
+    // own reads must see that code too.
+    let mut ex = executor("fixtures/targets/halt_compiler_data.php");
+    let results = run(&mut ex, &[b"x"]);
+    assert!(
+        results[0].0.is_none(),
+        "{:?}",
+        results[0].0.as_ref().map(|c| c.problem.headline())
+    );
+    let files = ex.sources().files();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.path.ends_with("lib/Installer.php") && f.instrumented.is_some())
+    );
+}

@@ -1,475 +1,378 @@
 //! Finds the blocks of a parsed file and plans the insertions that mark them.
 //!
-//! The walk is iterative (a tree cursor, no recursion), so no input, however
-//! deeply nested, can overflow the stack. Each block is anchored at a token
-//! of its own construct (the `)` closing an if condition, the `catch`
-//! keyword, an operator…), so no two blocks share a source position.
+//! One walk over the tree with a cursor (no recursion, so no input can
+//! overflow the stack). Each block gets an anchor, a byte of the original
+//! source that belongs to it alone, and the insertions that mark it:
+//!
+//! | kinds | anchor |
+//! | --- | --- |
+//! | file entry | the opening `<?php` |
+//! | function, method, closure, hook entry; try, catch, finally | the body's `{` |
+//! | if, elseif, else, loop bodies | the body's `{` or `:`; for a brace-less body the `)` before it, or the `else` / `do` keyword |
+//! | switch case | the `case` / `default` keyword |
+//! | after if, loop exit, after switch, after try | the last byte of the statement |
+//! | goto label | the label's first byte |
+//! | short circuit, coalesce | the operator |
+//! | ternary then / else | the `?` / the `:` |
+//! | match arm, arrow function body | the arm's or the function's `=>` |
+//! | yield resume | the `yield` keyword |
+//!
+//! No byte anchors two blocks, so the block map never has two blocks at one
+//! position.
 
-use std::sync::OnceLock;
-
-use tree_sitter::{Language, Node, TreeCursor};
+use tree_sitter::{Node, Tree};
 
 use crate::BlockKind;
-use crate::stub::Wrapper;
-
-/// Syntax the walk reacts to; everything else is `Other`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Other,
-    Program,
-    PhpTag,
-    TextInterpolation,
-    Text,
-    Comment,
-    CompoundStatement,
-    ColonBlock,
-    FunctionDefinition,
-    MethodDeclaration,
-    AnonymousFunction,
-    ArrowFunction,
-    ClassLike,
-    AnonymousClass,
-    NamespaceDefinition,
-    NamespaceUse,
-    DeclareStatement,
-    IfStatement,
-    ElseIfClause,
-    ElseClause,
-    WhileStatement,
-    DoStatement,
-    ForStatement,
-    ForeachStatement,
-    SwitchStatement,
-    CaseStatement,
-    DefaultStatement,
-    TryStatement,
-    CatchClause,
-    FinallyClause,
-    NamedLabel,
-    PropertyHook,
-    BinaryExpression,
-    AugmentedAssignment,
-    ConditionalExpression,
-    MatchArm,
-    YieldExpression,
-    ConstContext,
-    ReferenceModifier,
-    Name,
-}
-
-struct Grammar {
-    kinds: Vec<Kind>,
-    field_default_value: u16,
-}
-
-fn grammar(language: &Language) -> &'static Grammar {
-    static GRAMMAR: OnceLock<Grammar> = OnceLock::new();
-    GRAMMAR.get_or_init(|| {
-        let count = language.node_kind_count();
-        let mut kinds = vec![Kind::Other; count];
-        for (id, slot) in kinds.iter_mut().enumerate() {
-            let id = id as u16;
-            let Some(name) = language.node_kind_for_id(id) else {
-                continue;
-            };
-            if !language.node_kind_is_named(id) {
-                continue;
-            }
-            *slot = match name {
-                "program" => Kind::Program,
-                "php_tag" => Kind::PhpTag,
-                "text_interpolation" => Kind::TextInterpolation,
-                "text" => Kind::Text,
-                "comment" => Kind::Comment,
-                "compound_statement" => Kind::CompoundStatement,
-                "colon_block" => Kind::ColonBlock,
-                "function_definition" => Kind::FunctionDefinition,
-                "method_declaration" => Kind::MethodDeclaration,
-                "anonymous_function" => Kind::AnonymousFunction,
-                "arrow_function" => Kind::ArrowFunction,
-                "class_declaration"
-                | "interface_declaration"
-                | "trait_declaration"
-                | "enum_declaration" => Kind::ClassLike,
-                "anonymous_class" => Kind::AnonymousClass,
-                "namespace_definition" => Kind::NamespaceDefinition,
-                "namespace_use_declaration" => Kind::NamespaceUse,
-                "declare_statement" => Kind::DeclareStatement,
-                "if_statement" => Kind::IfStatement,
-                "else_if_clause" => Kind::ElseIfClause,
-                "else_clause" => Kind::ElseClause,
-                "while_statement" => Kind::WhileStatement,
-                "do_statement" => Kind::DoStatement,
-                "for_statement" => Kind::ForStatement,
-                "foreach_statement" => Kind::ForeachStatement,
-                "switch_statement" => Kind::SwitchStatement,
-                "case_statement" => Kind::CaseStatement,
-                "default_statement" => Kind::DefaultStatement,
-                "try_statement" => Kind::TryStatement,
-                "catch_clause" => Kind::CatchClause,
-                "finally_clause" => Kind::FinallyClause,
-                "named_label_statement" => Kind::NamedLabel,
-                "property_hook" => Kind::PropertyHook,
-                "binary_expression" => Kind::BinaryExpression,
-                "augmented_assignment_expression" => Kind::AugmentedAssignment,
-                "conditional_expression" => Kind::ConditionalExpression,
-                "match_conditional_expression" | "match_default_expression" => Kind::MatchArm,
-                "yield_expression" => Kind::YieldExpression,
-                "const_declaration"
-                | "static_variable_declaration"
-                | "attribute_list"
-                | "enum_case"
-                | "declare_directive" => Kind::ConstContext,
-                "reference_modifier" => Kind::ReferenceModifier,
-                "name" => Kind::Name,
-                _ => Kind::Other,
-            };
-        }
-        let field = |name: &str| {
-            language
-                .field_id_for_name(name)
-                .map(|f| f.get())
-                .unwrap_or(u16::MAX)
-        };
-        Grammar {
-            kinds,
-            field_default_value: field("default_value"),
-        }
-    })
-}
+use crate::kinds::{K, Table, is_php_space};
+use crate::stub::Piece;
 
 /// A block found in the file, before it has an id.
 #[derive(Debug, Clone)]
 pub(crate) struct PlannedBlock {
     pub kind: BlockKind,
     pub anchor: usize,
-    pub function: Option<String>,
-}
-
-/// What to insert at an offset. `block` indexes `Plan::blocks`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Piece {
-    /// ` <counter>`
-    Counter {
-        block: usize,
-    },
-    /// `; <counter>` after a statement that ends without `;` or `}` (`endif ?>`).
-    CounterAfterBareStatement {
-        block: usize,
-    },
-    /// `{ <counter> ` before a brace-less body.
-    OpenBrace {
-        block: usize,
-    },
-    /// ` }`, or `; }` after a statement ended by `?>`.
-    CloseBrace {
-        semicolon: bool,
-    },
-    WrapOpen {
-        block: usize,
-        wrapper: Wrapper,
-        parenthesize: bool,
-    },
-    WrapClose {
-        parenthesize: bool,
-    },
+    /// Index into `Plan::names`.
+    pub function: Option<u32>,
+    /// What a wrapper or added braces enclose, if anything.
+    pub span: Option<(usize, usize)>,
+    /// Cleared when one of its insertions would land outside PHP code.
+    pub valid: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Insertion {
     pub offset: usize,
-    /// Sort key at equal offsets: what closes comes before what opens;
-    /// closings innermost first, openings outermost first.
-    pub order: (u8, i64, u32),
+    /// Order among insertions at one offset; see `Rank`.
+    pub rank: u32,
+    pub block: u32,
     pub piece: Piece,
 }
 
+/// Order of insertions at the same offset. Everything that closes a
+/// construct comes before everything that opens one; closings go innermost
+/// first, openings outermost first. Depths are doubled so that a `yield`'s
+/// own wrapper nests inside a wrapper its parent puts around the same node.
+struct Rank;
+
+impl Rank {
+    const SPAN: u32 = 1 << 30;
+
+    fn close(depth2: u32) -> u32 {
+        1 + (Self::SPAN - 1 - depth2.min(Self::SPAN - 1))
+    }
+
+    fn open(depth2: u32) -> u32 {
+        Self::SPAN + 1 + depth2.min(Self::SPAN - 1)
+    }
+}
+
+/// Everything the render pass needs; holds no tree.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
     pub blocks: Vec<PlannedBlock>,
     pub insertions: Vec<Insertion>,
+    pub names: Vec<String>,
 }
 
-/// A function or class the walk is inside; popped when its node is left.
-struct Scope {
-    node_id: usize,
-    kind: ScopeKind,
-    name: String,
+/// What lies around a node: which statement list it is in, which function,
+/// which class, whether calls are allowed there.
+#[derive(Clone, Copy)]
+struct Parent {
+    kind: K,
+    /// Its statement children form a list where a statement may be added.
+    is_list: bool,
 }
 
-#[derive(PartialEq, Eq)]
-enum ScopeKind {
-    Class,
-    Function,
-    ConstContext,
-    Namespace,
-}
-
-struct Analyzer<'a> {
-    source: &'a [u8],
-    grammar: &'static Grammar,
+struct Analyzer<'s> {
+    source: &'s [u8],
+    table: &'static Table,
     plan: Plan,
-    scopes: Vec<Scope>,
-    const_depth: usize,
+    parents: Vec<Parent>,
+    /// (depth of the node that opened it, calls allowed?) — constant
+    /// expressions (defaults, constants, attributes…) allow no calls.
+    const_frames: Vec<(u32, bool)>,
+    function_frames: Vec<(u32, u32)>,
+    class_frames: Vec<(u32, String)>,
+    /// (depth of a braced namespace, namespace outside it).
+    namespace_frames: Vec<(u32, String)>,
     namespace: String,
-    sequence: u32,
-    /// Nothing at or after this offset is touched (`__halt_compiler()` data).
-    limit: usize,
+    /// The property whose declaration the walk is in, for naming hooks.
+    property: String,
+    /// Depths of the `assert(…)` calls the walk is in. PHP builds an
+    /// assertion's message from the source of its arguments, so nothing
+    /// inside them may change.
+    frozen_frames: Vec<u32>,
+    /// Nodes whose value must stay a reference: the body of `fn&() =>`.
+    by_reference: Vec<usize>,
+    /// Brace-less bodies that must stay brace-less (see `dangling_else`).
+    keep_brace_less: Vec<usize>,
+    /// Byte ranges (inclusive) where nothing may be inserted: inline HTML,
+    /// the inside of open and close tags.
+    forbidden: Vec<(usize, usize)>,
+    /// Where an open tag PHP may not take for one starts (`<?` needs
+    /// `short_open_tag`, `<?php` whitespace after it): nothing goes between
+    /// it and the next `?>`.
+    short_tags: Vec<usize>,
+    /// Where each `?>` starts.
+    close_tags: Vec<usize>,
+    /// `?>` inside an expression (or a simple statement): tree-sitter reads
+    /// the code around it as one construct, PHP ends the statement there.
+    /// Nothing may be enclosed across one.
+    misplaced_close_tags: Vec<usize>,
+    saw_open_tag: bool,
 }
 
-/// Plans the instrumentation of a parsed, error-free file. `limit` is where
-/// `__halt_compiler();` ends, or the source length.
-pub(crate) fn analyze(source: &[u8], root: Node<'_>, language: &Language, limit: usize) -> Plan {
+/// Plans the instrumentation of `source`, parsed without errors into `tree`.
+pub(crate) fn analyze(source: &[u8], tree: &Tree) -> Plan {
     let mut analyzer = Analyzer {
         source,
-        grammar: grammar(language),
+        table: Table::get(),
         plan: Plan::default(),
-        scopes: Vec::new(),
-        const_depth: 0,
+        parents: Vec::new(),
+        const_frames: Vec::new(),
+        function_frames: Vec::new(),
+        class_frames: Vec::new(),
+        namespace_frames: Vec::new(),
         namespace: String::new(),
-        sequence: 0,
-        limit,
+        property: String::new(),
+        frozen_frames: Vec::new(),
+        by_reference: Vec::new(),
+        keep_brace_less: Vec::new(),
+        forbidden: Vec::new(),
+        short_tags: Vec::new(),
+        close_tags: Vec::new(),
+        misplaced_close_tags: Vec::new(),
+        saw_open_tag: false,
     };
-    analyzer.walk(root);
+    analyzer.walk(tree);
+    analyzer.invalidate_outside_php();
     analyzer.plan
 }
 
-/// End of the `__halt_compiler();` statement at the top level, if any.
-pub(crate) fn halt_compiler_end(source: &[u8], root: Node<'_>) -> Option<usize> {
-    let mut cursor = root.walk();
-    for child in root.children(&mut cursor) {
-        if child.kind() != "expression_statement" {
-            continue;
-        }
-        let Some(call) = child
-            .named_child(0)
-            .filter(|c| c.kind() == "function_call_expression")
-        else {
-            continue;
-        };
-        let Some(function) = call.child_by_field_name("function") else {
-            continue;
-        };
-        if source[function.byte_range()].eq_ignore_ascii_case(b"__halt_compiler") {
-            return Some(child.end_byte());
-        }
-    }
-    None
-}
-
-impl<'a> Analyzer<'a> {
-    fn kind(&self, node: Node<'_>) -> Kind {
-        self.grammar
-            .kinds
-            .get(node.kind_id() as usize)
-            .copied()
-            .unwrap_or(Kind::Other)
-    }
-
-    fn walk(&mut self, root: Node<'a>) {
-        let mut cursor: TreeCursor<'a> = root.walk();
-        let mut depth: i64 = 0;
-        'outer: loop {
-            let node = cursor.node();
-            let field = cursor.field_id().map(|f| f.get());
-            let descend = node.start_byte() < self.limit && self.enter(node, field, depth);
-            if descend && cursor.goto_first_child() {
+impl<'s> Analyzer<'s> {
+    fn walk(&mut self, tree: &Tree) {
+        let mut cursor = tree.walk();
+        let mut depth = 0u32;
+        'walk: loop {
+            if self.enter(cursor.node(), depth) && cursor.goto_first_child() {
                 depth += 1;
                 continue;
             }
             loop {
-                self.leave(cursor.node());
+                self.leave(depth);
                 if cursor.goto_next_sibling() {
-                    continue 'outer;
+                    continue 'walk;
                 }
                 if !cursor.goto_parent() {
-                    break 'outer;
+                    break 'walk;
                 }
                 depth -= 1;
             }
         }
     }
 
-    fn leave(&mut self, node: Node<'_>) {
-        while self.scopes.last().is_some_and(|s| s.node_id == node.id()) {
-            let scope = self.scopes.pop().expect("checked");
-            match scope.kind {
-                ScopeKind::ConstContext => self.const_depth -= 1,
-                ScopeKind::Namespace => self.namespace.clear(),
-                ScopeKind::Class | ScopeKind::Function => {}
-            }
+    fn leave(&mut self, depth: u32) {
+        self.parents.pop();
+        // One node may open several frames of a kind (a parameter that is
+        // promoted and hooked opens two const frames), so pop all of this depth.
+        while self.const_frames.last().is_some_and(|f| f.0 == depth) {
+            self.const_frames.pop();
+        }
+        while self.function_frames.last().is_some_and(|f| f.0 == depth) {
+            self.function_frames.pop();
+        }
+        while self.class_frames.last().is_some_and(|f| f.0 == depth) {
+            self.class_frames.pop();
+        }
+        if self.frozen_frames.last() == Some(&depth) {
+            self.frozen_frames.pop();
+        }
+        while let Some((frame_depth, _)) = self.namespace_frames.last()
+            && *frame_depth == depth
+            && let Some((_, outer)) = self.namespace_frames.pop()
+        {
+            self.namespace = outer;
         }
     }
 
-    /// Reacts to entering `node`; returns whether to walk its children.
-    fn enter(&mut self, node: Node<'a>, field: Option<u16>, depth: i64) -> bool {
-        if field == Some(self.grammar.field_default_value) {
-            self.push_scope(node, ScopeKind::ConstContext, String::new());
-            self.const_depth += 1;
+    /// Handles entering `node`; returns whether to walk its children.
+    fn enter(&mut self, node: Node<'_>, depth: u32) -> bool {
+        let kind = self.table.kind(node);
+        if self.table.is_opaque(node) {
+            self.parents.push(Parent {
+                kind,
+                is_list: false,
+            });
+            return false;
         }
-        match self.kind(node) {
-            Kind::Program => self.file_entry(node),
-            Kind::NamespaceDefinition => self.namespace_definition(node),
-            Kind::ClassLike => {
-                let name = node
-                    .child_by_field_name("name")
-                    .map(|n| self.text(n))
-                    .unwrap_or_default();
-                let name = self.qualify(&name);
-                self.push_scope(node, ScopeKind::Class, name);
+        let mut descend = true;
+        match kind {
+            K::Program => self.file_entry(node),
+            K::PhpTag => self.open_tag(node, true),
+            K::TextInterpolation => {
+                self.text_interpolation(node);
+                descend = false;
             }
-            Kind::AnonymousClass => {
-                self.push_scope(node, ScopeKind::Class, "class@anonymous".into())
+            K::NamespaceDefinition => self.namespace_definition(node, depth),
+            K::ClassDeclaration
+            | K::InterfaceDeclaration
+            | K::TraitDeclaration
+            | K::EnumDeclaration => {
+                let name = self.field_text(node, self.table.fields.name);
+                let qualified = self.qualify(&name);
+                self.class_frames.push((depth, qualified));
             }
-            Kind::FunctionDefinition => {
-                let name = node
-                    .child_by_field_name("name")
-                    .map(|n| self.text(n))
-                    .unwrap_or_default();
-                let name = self.qualify(&name);
-                self.push_scope(node, ScopeKind::Function, name);
-                self.function_body(node, BlockKind::FunctionEntry);
+            K::AnonymousClass => self
+                .class_frames
+                .push((depth, "class@anonymous".to_string())),
+            K::FunctionDefinition => {
+                let name = self.field_text(node, self.table.fields.name);
+                let qualified = self.qualify(&name);
+                self.enter_function(depth, qualified);
+                self.entry(node, BlockKind::FunctionEntry, depth);
             }
-            Kind::MethodDeclaration => {
-                let method = node
-                    .child_by_field_name("name")
-                    .map(|n| self.text(n))
-                    .unwrap_or_default();
-                let name = match self.class_name() {
-                    Some(class) => format!("{class}::{method}"),
+            K::MethodDeclaration => {
+                let method = self.field_text(node, self.table.fields.name);
+                let name = match self.class_frames.last() {
+                    Some((_, class)) => format!("{class}::{method}"),
                     None => method,
                 };
-                self.push_scope(node, ScopeKind::Function, name);
-                self.function_body(node, BlockKind::MethodEntry);
+                self.enter_function(depth, name);
+                self.entry(node, BlockKind::MethodEntry, depth);
             }
-            Kind::AnonymousFunction => {
-                self.push_scope(node, ScopeKind::Function, self.closure_name(node));
-                self.function_body(node, BlockKind::ClosureEntry);
+            K::AnonymousFunction => {
+                self.enter_function(depth, "{closure}".to_string());
+                self.entry(node, BlockKind::ClosureEntry, depth);
             }
-            Kind::ArrowFunction => {
-                self.push_scope(node, ScopeKind::Function, self.closure_name(node));
+            K::ArrowFunction => {
+                self.enter_function(depth, "{closure}".to_string());
                 self.arrow_function(node, depth);
             }
-            Kind::ConstContext => {
-                self.push_scope(node, ScopeKind::ConstContext, String::new());
-                self.const_depth += 1;
+            K::PropertyDeclaration => {
+                let mut cursor = node.walk();
+                let element = node
+                    .children(&mut cursor)
+                    .find(|c| self.table.kind(*c) == K::PropertyElement);
+                self.property = element
+                    .map(|e| self.field_text(e, self.table.fields.name))
+                    .unwrap_or_default();
             }
-            Kind::IfStatement => self.if_statement(node, depth),
-            Kind::WhileStatement => {
-                if let Some(body) = node.child_by_field_name("body") {
-                    let anchor = self.condition_close(node);
-                    self.branch(body, BlockKind::LoopBody, anchor, depth + 1);
+            K::PropertyPromotionParameter => {
+                self.property = self.field_text(node, self.table.fields.name);
+                // Its default is a constant expression; its hooks (PHP 8.4)
+                // are functions, which allow calls again.
+                self.const_frames.push((depth, false));
+            }
+            // Parameter and property defaults are constant expressions.
+            K::SimpleParameter | K::VariadicParameter | K::PropertyElement => {
+                self.const_frames.push((depth, false))
+            }
+            K::PropertyHook => self.property_hook(node, depth),
+            K::ConstElement
+            | K::StaticVariableDeclaration
+            | K::EnumCase
+            | K::AttributeList
+            | K::DeclareDirective => {
+                self.const_frames.push((depth, false));
+            }
+            K::IfStatement => self.if_statement(node, depth),
+            K::WhileStatement | K::ForeachStatement => {
+                if let Some(body) = node.child_by_field_id(self.table.fields.body.get()) {
+                    let before = self.last_token_before(node, body);
+                    self.body(body, BlockKind::LoopBody, before, depth + 1);
                 }
-                self.after(node, BlockKind::LoopExit, node.start_byte(), depth);
+                self.after(node, BlockKind::LoopExit, depth);
             }
-            Kind::DoStatement => {
-                if let Some(body) = node.child_by_field_name("body") {
-                    self.branch(body, BlockKind::LoopBody, node.start_byte(), depth + 1);
+            K::DoStatement => {
+                if let Some(body) = node.child_by_field_id(self.table.fields.body.get()) {
+                    self.body(
+                        body,
+                        BlockKind::LoopBody,
+                        Some(node.start_byte()),
+                        depth + 1,
+                    );
                 }
-                let while_keyword = self
-                    .token(node, "while")
-                    .map(|t| t.start_byte())
-                    .unwrap_or(node.end_byte() - 1);
-                self.after(node, BlockKind::LoopExit, while_keyword, depth);
+                self.after(node, BlockKind::LoopExit, depth);
             }
-            Kind::ForStatement => self.for_statement(node, depth),
-            Kind::ForeachStatement => {
-                if let Some(body) = node.child_by_field_name("body") {
-                    let anchor = self
-                        .token(node, ")")
-                        .map(|t| t.start_byte())
-                        .unwrap_or(body.start_byte());
-                    self.branch(body, BlockKind::LoopBody, anchor, depth + 1);
-                }
-                self.after(node, BlockKind::LoopExit, node.start_byte(), depth);
+            K::ForStatement => self.for_statement(node, depth),
+            K::SwitchStatement => self.after(node, BlockKind::AfterSwitch, depth),
+            K::CaseStatement | K::DefaultStatement => self.switch_case(node, depth),
+            K::TryStatement => {
+                self.block_body(node, BlockKind::TryBody, depth);
+                self.after(node, BlockKind::AfterTry, depth);
             }
-            Kind::SwitchStatement => {
-                self.after(node, BlockKind::AfterSwitch, node.start_byte(), depth)
-            }
-            Kind::CaseStatement | Kind::DefaultStatement => self.case(node, depth),
-            Kind::TryStatement => {
-                if let Some(body) = node.child_by_field_name("body") {
-                    self.after_open_token(body, BlockKind::TryBody, body.start_byte(), depth + 1);
-                }
-                self.after(node, BlockKind::AfterTry, node.start_byte(), depth);
-            }
-            Kind::CatchClause => {
-                if let Some(body) = node.child_by_field_name("body") {
-                    self.after_open_token(body, BlockKind::Catch, node.start_byte(), depth + 1);
-                }
-            }
-            Kind::FinallyClause => {
-                if let Some(body) = node.child_by_field_name("body") {
-                    self.after_open_token(body, BlockKind::Finally, node.start_byte(), depth + 1);
-                }
-            }
-            Kind::NamedLabel => {
-                let anchor = node
-                    .named_child(0)
-                    .map(|n| n.start_byte())
-                    .unwrap_or(node.start_byte());
-                let block = self.block(BlockKind::GotoLabel, anchor);
-                self.insert(node.end_byte(), true, depth, Piece::Counter { block });
-            }
-            Kind::PropertyHook => self.property_hook(node, depth),
-            Kind::BinaryExpression => self.binary(node, depth),
-            Kind::AugmentedAssignment => {
-                let op = node.child_by_field_name("operator");
-                if let (Some(op), Some(right)) = (op, node.child_by_field_name("right"))
-                    && self.source[op.byte_range()] == *b"??="
+            K::CatchClause => self.block_body(node, BlockKind::Catch, depth),
+            K::FinallyClause => self.block_body(node, BlockKind::Finally, depth),
+            K::NamedLabelStatement => self.label(node, depth),
+            K::BinaryExpression => self.binary(node, depth),
+            K::AugmentedAssignmentExpression => {
+                let f = &self.table.fields;
+                if let (Some(op), Some(right)) = (
+                    node.child_by_field_id(f.operator.get()),
+                    node.child_by_field_id(f.right.get()),
+                ) && self.table.kind(op) == K::CoalesceAssign
                 {
-                    self.wrap(
-                        right,
-                        BlockKind::Coalesce,
-                        op.start_byte(),
-                        Wrapper::Block,
-                        false,
-                        depth + 1,
-                    );
+                    self.wrap(right, BlockKind::Coalesce, op.start_byte(), depth + 1);
                 }
             }
-            Kind::ConditionalExpression => self.conditional(node, depth),
-            Kind::MatchArm => {
-                if let Some(expr) = node.child_by_field_name("return_expression") {
-                    let anchor = self
-                        .token(node, "=>")
-                        .map(|t| t.start_byte())
-                        .unwrap_or(expr.start_byte());
-                    self.wrap(
-                        expr,
-                        BlockKind::MatchArm,
-                        anchor,
-                        Wrapper::Block,
-                        false,
-                        depth + 1,
-                    );
+            K::ConditionalExpression => self.conditional(node, depth),
+            K::MatchConditionalExpression | K::MatchDefaultExpression => {
+                if let Some(value) =
+                    node.child_by_field_id(self.table.fields.return_expression.get())
+                    && let Some(arrow) = self.child_token(node, K::FatArrow)
+                {
+                    self.wrap(value, BlockKind::MatchArm, arrow.start_byte(), depth + 1);
                 }
             }
-            Kind::YieldExpression => {
-                self.wrap(
-                    node,
-                    BlockKind::YieldResume,
-                    node.start_byte(),
-                    Wrapper::Block,
-                    true,
-                    depth,
-                );
+            K::YieldExpression => self.yield_expression(node, depth),
+            K::FunctionCallExpression if self.is_assert_call(node) => {
+                self.frozen_frames.push(depth)
             }
             _ => {}
         }
-        true
-    }
-
-    fn push_scope(&mut self, node: Node<'_>, kind: ScopeKind, name: String) {
-        self.scopes.push(Scope {
-            node_id: node.id(),
+        self.parents.push(Parent {
             kind,
-            name,
+            is_list: self.is_list(node, kind),
         });
+        descend
     }
 
-    fn text(&self, node: Node<'_>) -> String {
-        String::from_utf8_lossy(&self.source[node.byte_range()]).into_owned()
+    fn is_list(&self, node: Node<'_>, kind: K) -> bool {
+        match kind {
+            K::Program
+            | K::CompoundStatement
+            | K::ColonBlock
+            | K::CaseStatement
+            | K::DefaultStatement => true,
+            // Alternative syntax: `for (…): a(); b(); endfor;` hangs its
+            // statements off the for statement itself, likewise `declare`.
+            K::ForStatement | K::DeclareStatement => self.child_token(node, K::Colon).is_some(),
+            _ => false,
+        }
+    }
+
+    fn parent(&self) -> Option<Parent> {
+        self.parents.last().copied()
+    }
+
+    fn in_const_expression(&self) -> bool {
+        self.const_frames.last().is_some_and(|f| !f.1)
+    }
+
+    fn enter_function(&mut self, depth: u32, name: String) {
+        let index = self.plan.names.len() as u32;
+        self.plan.names.push(name);
+        self.function_frames.push((depth, index));
+        // A closure's body may call functions even where its declaration
+        // sits in a constant expression (PHP 8.5 allows static closures there).
+        self.const_frames.push((depth, true));
+    }
+
+    fn field_text(&self, node: Node<'_>, field: std::num::NonZeroU16) -> String {
+        node.child_by_field_id(field.get())
+            .and_then(|n| self.source.get(n.byte_range()))
+            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+            .unwrap_or_default()
     }
 
     fn qualify(&self, name: &str) -> String {
@@ -480,408 +383,713 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    fn class_name(&self) -> Option<&str> {
-        self.scopes
-            .iter()
-            .rev()
-            .find(|s| s.kind == ScopeKind::Class)
-            .map(|s| s.name.as_str())
+    fn child_token<'t>(&self, node: Node<'t>, kind: K) -> Option<Node<'t>> {
+        let mut cursor = node.walk();
+        node.children(&mut cursor)
+            .find(|c| self.table.kind(*c) == kind)
     }
 
-    fn function_name(&self) -> Option<String> {
-        self.scopes
-            .iter()
-            .rev()
-            .find(|s| s.kind == ScopeKind::Function)
-            .map(|s| s.name.clone())
+    /// Start of the token just before `child` among `node`'s children: the
+    /// `)` of `while (…) body`.
+    fn last_token_before(&self, node: Node<'_>, child: Node<'_>) -> Option<usize> {
+        let mut cursor = node.walk();
+        let mut before = None;
+        for c in node.children(&mut cursor) {
+            if c.id() == child.id() {
+                return before;
+            }
+            if !c.is_extra() {
+                before = Some(c.end_byte().saturating_sub(1));
+            }
+        }
+        None
     }
 
-    /// Closures are named as PHP 8.4 names them: `{closure:LINE}`.
-    fn closure_name(&self, node: Node<'_>) -> String {
-        format!("{{closure:{}}}", node.start_position().row + 1)
-    }
+    // ----- blocks and insertions -----
 
-    fn block(&mut self, kind: BlockKind, anchor: usize) -> usize {
-        let function = self.function_name();
+    fn block(&mut self, kind: BlockKind, anchor: usize) -> u32 {
+        let function = self.function_frames.last().map(|f| f.1);
+        let valid = self.frozen_frames.is_empty();
         self.plan.blocks.push(PlannedBlock {
             kind,
             anchor,
             function,
+            span: None,
+            valid,
         });
-        self.plan.blocks.len() - 1
+        (self.plan.blocks.len() - 1) as u32
     }
 
-    fn insert(&mut self, offset: usize, opening: bool, depth: i64, piece: Piece) {
-        self.sequence += 1;
-        let order = if opening {
-            (1, depth, self.sequence)
-        } else {
-            (0, -depth, self.sequence)
-        };
+    /// A block whose insertions enclose `start..end` (wrapper or braces).
+    fn enclosing_block(&mut self, kind: BlockKind, anchor: usize, start: usize, end: usize) -> u32 {
+        let block = self.block(kind, anchor);
+        self.plan.blocks[block as usize].span = Some((start, end));
+        block
+    }
+
+    fn insert(&mut self, offset: usize, rank: u32, block: u32, piece: Piece) {
         self.plan.insertions.push(Insertion {
             offset,
-            order,
+            rank,
+            block,
             piece,
         });
     }
 
-    /// The first child token of `node` spelled `text`.
-    fn token(&self, node: Node<'a>, text: &str) -> Option<Node<'a>> {
-        let mut cursor = node.walk();
-        node.children(&mut cursor)
-            .find(|c| !c.is_named() && c.kind().eq_ignore_ascii_case(text))
-    }
-
-    /// The `)` closing a statement's condition: the anchor of its first branch.
-    fn condition_close(&self, node: Node<'_>) -> usize {
-        node.child_by_field_name("condition")
-            .map(|c| c.end_byte() - 1)
-            .unwrap_or(node.start_byte())
-    }
-
-    fn file_entry(&mut self, program: Node<'a>) {
-        let mut cursor = program.walk();
-        let mut in_php = false;
-        let mut tag_anchor = None;
-        for child in program.children(&mut cursor) {
-            if child.start_byte() >= self.limit {
-                return;
-            }
-            match self.kind(child) {
-                Kind::PhpTag => {
-                    in_php = self.source[child.byte_range()].eq_ignore_ascii_case(b"<?php");
-                    tag_anchor.get_or_insert(child.start_byte());
-                }
-                Kind::TextInterpolation => {
-                    let mut inner = child.walk();
-                    for part in child.children(&mut inner) {
-                        if self.kind(part) == Kind::PhpTag {
-                            in_php = self.source[part.byte_range()].eq_ignore_ascii_case(b"<?php");
-                        }
-                    }
-                }
-                Kind::Text | Kind::Comment | Kind::NamespaceUse | Kind::DeclareStatement => {}
-                Kind::NamespaceDefinition => {
-                    if child.child_by_field_name("body").is_some() {
-                        return;
-                    }
-                }
-                _ => {
-                    if child.is_named() && in_php && halt_call(self.source, child).is_none() {
-                        let block = self.block(
-                            BlockKind::FileEntry,
-                            tag_anchor.unwrap_or(child.start_byte()),
-                        );
-                        self.insert(child.start_byte(), true, 0, Piece::Counter { block });
-                        return;
-                    }
-                }
-            }
-        }
-    }
-
-    fn namespace_definition(&mut self, node: Node<'a>) {
-        let name = node
-            .child_by_field_name("name")
-            .map(|n| self.text(n))
-            .unwrap_or_default();
-        let Some(body) = node.child_by_field_name("body") else {
-            self.namespace = name;
+    /// A counter right after the first token of `opener`, a `{…}` or `: …` block.
+    fn counter_after_opening(&mut self, opener: Node<'_>, kind: BlockKind, depth: u32) {
+        let expected = match self.table.kind(opener) {
+            K::CompoundStatement => K::LBrace,
+            K::ColonBlock => K::Colon,
+            _ => return,
+        };
+        let Some(token) = opener.child(0).filter(|t| self.table.kind(*t) == expected) else {
             return;
         };
-        self.namespace = name;
-        self.push_scope(node, ScopeKind::Namespace, String::new());
-        let mut cursor = body.walk();
-        let first_code = body.named_children(&mut cursor).find(|c| {
-            !matches!(
-                self.kind(*c),
-                Kind::Comment
-                    | Kind::NamespaceUse
-                    | Kind::DeclareStatement
-                    | Kind::TextInterpolation
+        let block = self.block(kind, token.start_byte());
+        self.insert(
+            token.end_byte(),
+            Rank::open(2 * depth),
+            block,
+            Piece::Counter,
+        );
+    }
+
+    /// Entry of a function, method or closure: after the body's `{`.
+    fn entry(&mut self, node: Node<'_>, kind: BlockKind, depth: u32) {
+        if let Some(body) = node.child_by_field_id(self.table.fields.body.get())
+            && self.table.kind(body) == K::CompoundStatement
+        {
+            self.counter_after_opening(body, kind, depth + 1);
+        }
+    }
+
+    /// try, catch, finally: after the `{` of their body.
+    fn block_body(&mut self, node: Node<'_>, kind: BlockKind, depth: u32) {
+        if let Some(body) = node.child_by_field_id(self.table.fields.body.get()) {
+            self.counter_after_opening(body, kind, depth + 1);
+        }
+    }
+
+    /// The body of a branch or a loop: a `{…}` block, an alternative-syntax
+    /// `: …` block, or one statement that gets braces on its own lines.
+    /// `before` is the token before a brace-less body, its anchor.
+    fn body(&mut self, body: Node<'_>, kind: BlockKind, before: Option<usize>, depth: u32) {
+        match self.table.kind(body) {
+            K::CompoundStatement | K::ColonBlock => self.counter_after_opening(body, kind, depth),
+            _ if self.keep_brace_less.contains(&body.id()) => {}
+            _ => {
+                // The `}` goes right after the statement, so the statement
+                // must end in a token of its own: a `?>` standing in for its
+                // `;` would also end the `if` before an `else`.
+                let (Some(anchor), Some(end)) = (before, self.terminated_end(body)) else {
+                    return;
+                };
+                let block = self.enclosing_block(kind, anchor, body.start_byte(), end);
+                self.insert(
+                    body.start_byte(),
+                    Rank::open(2 * depth),
+                    block,
+                    Piece::BraceCounter,
+                );
+                self.insert(end, Rank::close(2 * depth), block, Piece::BraceClose);
+            }
+        }
+    }
+
+    /// The counter after a whole if, loop, switch or try: the code that
+    /// follows it. Only where a statement may follow, in a statement list;
+    /// a brace-less body (`while ($a) if ($b) x();`) has nothing after it
+    /// inside the body, and its parent's own counter follows at once.
+    fn after(&mut self, node: Node<'_>, kind: BlockKind, depth: u32) {
+        if !self.parent().is_some_and(|p| p.is_list) {
+            return;
+        }
+        let anchor = node.end_byte().saturating_sub(1);
+        if let Some(end) = self.terminated_end(node) {
+            let block = self.block(kind, anchor);
+            self.insert(end, Rank::close(2 * depth), block, Piece::Counter);
+        } else if self.close_tag_follows(node.end_byte()) {
+            // `<?php endif ?>`: the `?>` is the statement's `;`. Adding one
+            // leaves the `?>` as an empty statement, which is harmless here.
+            // The `;` ranks with the counter (and goes first), after the
+            // closing parentheses of wrappers inside the statement.
+            let block = self.block(kind, anchor);
+            let end = node.end_byte();
+            self.insert(end, Rank::close(2 * depth), block, Piece::Terminator);
+            self.insert(end, Rank::close(2 * depth), block, Piece::Counter);
+        }
+    }
+
+    /// `node`'s end, if `node` ends with its own `;`, `}` or label `:`, and
+    /// not with an expression (a closure's `}` in `$f = function () {} ?>`).
+    fn terminated_end(&self, node: Node<'_>) -> Option<usize> {
+        let mut current = node;
+        loop {
+            if !self.table.in_statement_chain(current) {
+                return None;
+            }
+            let count = current.child_count();
+            let last = current.child(count.checked_sub(1)?)?;
+            if last.is_extra() {
+                return None;
+            }
+            match self.table.kind(last) {
+                K::Semicolon | K::RBrace => return Some(node.end_byte()),
+                K::Colon if self.table.kind(current) == K::NamedLabelStatement => {
+                    return Some(node.end_byte());
+                }
+                _ if last.child_count() > 0 => current = last,
+                _ => return None,
+            }
+        }
+    }
+
+    fn close_tag_follows(&self, offset: usize) -> bool {
+        let rest = self.source.get(offset..).unwrap_or_default();
+        let skipped = rest.iter().take_while(|&&b| is_php_space(b)).count();
+        rest[skipped..].starts_with(b"?>")
+    }
+
+    // ----- constructs -----
+
+    fn file_entry(&mut self, program: Node<'_>) {
+        let mut cursor = program.walk();
+        let mut children = program.children(&mut cursor).filter(|c| !c.is_extra());
+        // Inline HTML (or a `#!` line) may come before the first tag.
+        let Some(tag) = children.by_ref().find(|c| self.table.kind(*c) != K::Text) else {
+            return;
+        };
+        // Only a file that opens with `<?php` and whitespace gets a file
+        // entry; one that opens with `<?=` or `<?` is a template.
+        if self.table.kind(tag) != K::PhpTag
+            || !self
+                .source
+                .get(tag.byte_range())
+                .is_some_and(|t| t.eq_ignore_ascii_case(b"<?php"))
+        {
+            return;
+        }
+        let mut at = match self.source.get(tag.end_byte()..) {
+            Some([b'\r', b'\n', ..]) => tag.end_byte() + 2,
+            Some([b' ' | b'\t' | b'\n' | b'\r', ..]) => tag.end_byte() + 1,
+            _ => return,
+        };
+        for statement in children {
+            match self.table.kind(statement) {
+                // `declare(strict_types=1);` must stay the first statement,
+                // and any declare may come before a namespace declaration.
+                K::DeclareStatement => match self.terminated_end(statement) {
+                    Some(end) => at = end,
+                    None => return,
+                },
+                // PHP drops empty statements before it compiles anything.
+                K::EmptyStatement => at = statement.end_byte(),
+                // So must a namespace declaration.
+                K::NamespaceDefinition => {
+                    match statement.child_by_field_id(self.table.fields.body.get()) {
+                        Some(body) => {
+                            match body.child(0).filter(|t| self.table.kind(*t) == K::LBrace) {
+                                Some(brace) => at = brace.end_byte(),
+                                None => return,
+                            }
+                        }
+                        None => match self.terminated_end(statement) {
+                            Some(end) => at = end,
+                            None => return,
+                        },
+                    }
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let block = self.block(BlockKind::FileEntry, tag.start_byte());
+        self.insert(at, Rank::open(0), block, Piece::Counter);
+    }
+
+    fn open_tag(&mut self, tag: Node<'_>, at_top: bool) {
+        if at_top && self.parent().is_some_and(|p| p.kind == K::Program) && !self.saw_open_tag {
+            self.saw_open_tag = true;
+            self.forbidden.push((0, tag.end_byte()));
+        }
+        // `<?` is an open tag only when short_open_tag is on, and `<?php` only
+        // when whitespace follows it; otherwise PHP reads on as HTML.
+        let length = tag.end_byte() - tag.start_byte();
+        let php_without_space = length == 5
+            && self
+                .source
+                .get(tag.end_byte())
+                .is_some_and(|&b| !is_php_space(b));
+        if length == 2 || php_without_space {
+            self.short_tags.push(tag.start_byte());
+        }
+    }
+
+    fn text_interpolation(&mut self, node: Node<'_>) {
+        // `?> html <?php`: nothing may go after the `?` of `?>` up to the end
+        // of the opening tag (a `<?php` needs the whitespace after it, and a
+        // `<?=` is followed by an expression).
+        self.forbidden
+            .push((node.start_byte() + 1, node.end_byte()));
+        let between_statements = self.parent().is_some_and(|p| {
+            matches!(
+                p.kind,
+                K::Program
+                    | K::CompoundStatement
+                    | K::ColonBlock
+                    | K::CaseStatement
+                    | K::DefaultStatement
+                    | K::SwitchBlock
+                    | K::IfStatement
+                    | K::ElseIfClause
+                    | K::ElseClause
+                    | K::WhileStatement
+                    | K::ForStatement
+                    | K::ForeachStatement
+                    | K::DoStatement
+                    | K::DeclareStatement
+                    | K::SwitchStatement
+                    | K::TryStatement
+                    | K::CatchClause
+                    | K::FinallyClause
+                    | K::NamespaceDefinition
             )
         });
-        let offset = match first_code {
-            Some(statement) => statement.start_byte(),
-            None => body.end_byte() - 1,
-        };
-        let block = self.block(BlockKind::FileEntry, body.start_byte());
-        self.insert(offset, true, 0, Piece::Counter { block });
-    }
-
-    fn function_body(&mut self, node: Node<'a>, kind: BlockKind) {
-        if let Some(body) = node
-            .child_by_field_name("body")
-            .filter(|b| self.kind(*b) == Kind::CompoundStatement)
-        {
-            self.after_open_token(body, kind, body.start_byte(), 0);
-        }
-    }
-
-    /// A counter right after the `{` (or `:`) that opens `body`.
-    fn after_open_token(&mut self, body: Node<'_>, kind: BlockKind, anchor: usize, depth: i64) {
-        let block = self.block(kind, anchor);
-        self.insert(body.start_byte() + 1, true, depth, Piece::Counter { block });
-    }
-
-    /// The body of a branch or loop: braced, alternative syntax, or a single
-    /// statement that gets braces on the same line.
-    fn branch(&mut self, body: Node<'_>, kind: BlockKind, anchor: usize, depth: i64) {
-        match self.kind(body) {
-            Kind::CompoundStatement | Kind::ColonBlock => {
-                self.after_open_token(body, kind, anchor, depth)
-            }
-            Kind::TextInterpolation | Kind::Text => {}
-            _ => {
-                let block = self.block(kind, anchor);
-                self.insert(body.start_byte(), true, depth, Piece::OpenBrace { block });
-                let last = self.source[body.end_byte() - 1];
-                let semicolon = last != b';' && last != b'}';
-                self.insert(
-                    body.end_byte(),
-                    false,
-                    depth,
-                    Piece::CloseBrace { semicolon },
-                );
-            }
-        }
-    }
-
-    /// A counter after a whole statement: the code that follows an if, a
-    /// loop, a switch or a try.
-    fn after(&mut self, node: Node<'_>, kind: BlockKind, anchor: usize, depth: i64) {
-        let block = self.block(kind, anchor);
-        let last = self.source[node.end_byte() - 1];
-        let piece = if last == b';' || last == b'}' {
-            Piece::Counter { block }
-        } else {
-            Piece::CounterAfterBareStatement { block }
-        };
-        self.insert(node.end_byte(), false, depth, piece);
-    }
-
-    fn if_statement(&mut self, node: Node<'a>, depth: i64) {
-        if let Some(body) = node.child_by_field_name("body") {
-            let anchor = self.condition_close(node);
-            self.branch(body, BlockKind::IfBranch, anchor, depth + 1);
+        if !between_statements {
+            self.misplaced_close_tags.push(node.start_byte());
         }
         let mut cursor = node.walk();
-        let alternatives: Vec<Node<'a>> = node
-            .children_by_field_name("alternative", &mut cursor)
-            .collect();
-        for alternative in alternatives {
-            let Some(body) = alternative.child_by_field_name("body") else {
-                continue;
-            };
-            match self.kind(alternative) {
-                Kind::ElseIfClause => {
-                    let anchor = self.condition_close(alternative);
-                    self.branch(body, BlockKind::ElseIfBranch, anchor, depth + 2);
-                }
-                Kind::ElseClause => self.branch(
-                    body,
-                    BlockKind::ElseBranch,
-                    alternative.start_byte(),
-                    depth + 2,
-                ),
+        for part in node.children(&mut cursor) {
+            match self.table.kind(part) {
+                K::PhpEndTag => self.close_tags.push(part.start_byte()),
+                K::PhpTag => self.open_tag(part, false),
                 _ => {}
             }
         }
-        self.after(node, BlockKind::AfterIf, node.start_byte(), depth);
     }
 
-    fn for_statement(&mut self, node: Node<'a>, depth: i64) {
-        let close = self.token(node, ")");
-        let anchor = close.map(|c| c.start_byte()).unwrap_or(node.start_byte());
-        let colon = close
-            .and_then(|c| c.next_sibling())
-            .filter(|n| !n.is_named() && n.kind() == ":");
-        if let Some(colon) = colon {
-            let block = self.block(BlockKind::LoopBody, anchor);
-            self.insert(colon.end_byte(), true, depth + 1, Piece::Counter { block });
-        } else if let Some(body) = node.child_by_field_name("body") {
-            self.branch(body, BlockKind::LoopBody, anchor, depth + 1);
+    fn namespace_definition(&mut self, node: Node<'_>, depth: u32) {
+        let name = self.field_text(node, self.table.fields.name);
+        if node
+            .child_by_field_id(self.table.fields.body.get())
+            .is_some()
+        {
+            let outer = std::mem::replace(&mut self.namespace, name);
+            self.namespace_frames.push((depth, outer));
+        } else {
+            self.namespace = name;
         }
-        self.after(node, BlockKind::LoopExit, node.start_byte(), depth);
     }
 
-    fn case(&mut self, node: Node<'a>, depth: i64) {
+    fn if_statement<'t>(&mut self, node: Node<'t>, depth: u32) {
+        self.dangling_else(node);
+        let f = &self.table.fields;
+        // `else if (…)` is an if statement as the body of an else clause:
+        // treat it like `elseif`, with no after-if of its own.
+        let chained = self.parent().is_some_and(|p| p.kind == K::ElseClause);
+        if let Some(body) = node.child_by_field_id(f.body.get()) {
+            let before = node
+                .child_by_field_id(f.condition.get())
+                .map(|c| c.end_byte().saturating_sub(1));
+            let kind = if chained {
+                BlockKind::ElseIfBranch
+            } else {
+                BlockKind::IfBranch
+            };
+            self.body(body, kind, before, depth + 1);
+        }
         let mut cursor = node.walk();
-        let value_end = node
-            .child_by_field_name("value")
-            .map(|v| v.end_byte())
-            .unwrap_or(node.start_byte());
-        let separator = node.children(&mut cursor).find(|c| {
-            !c.is_named() && (c.kind() == ":" || c.kind() == ";") && c.start_byte() >= value_end
-        });
+        let alternatives: Vec<Node<'t>> = node
+            .children_by_field_id(f.alternative, &mut cursor)
+            .collect();
+        for alternative in alternatives {
+            let Some(body) = alternative.child_by_field_id(f.body.get()) else {
+                continue;
+            };
+            match self.table.kind(alternative) {
+                K::ElseIfClause => {
+                    let before = alternative
+                        .child_by_field_id(f.condition.get())
+                        .map(|c| c.end_byte().saturating_sub(1));
+                    self.body(body, BlockKind::ElseIfBranch, before, depth + 2);
+                }
+                K::ElseClause if self.table.kind(body) != K::IfStatement => {
+                    self.body(
+                        body,
+                        BlockKind::ElseBranch,
+                        Some(alternative.start_byte()),
+                        depth + 2,
+                    );
+                }
+                _ => {}
+            }
+        }
+        if !chained {
+            self.after(node, BlockKind::AfterIf, depth);
+        }
+    }
+
+    /// In `if ($a) if ($b) x(); else y();` PHP gives the `else` to the
+    /// innermost if without one, `if ($b)`; tree-sitter-php gives it to
+    /// `if ($a)`. Braces around any body that holds `if ($b)` would close it
+    /// before the `else` and make PHP agree with tree-sitter, so those
+    /// bodies stay brace-less. (Their blocks are lost; the else body still
+    /// gets its counter, which runs exactly when PHP runs that body.)
+    fn dangling_else(&mut self, node: Node<'_>) {
+        let f = &self.table.fields;
+        let mut cursor = node.walk();
+        if node
+            .children_by_field_id(f.alternative, &mut cursor)
+            .next()
+            .is_none()
+        {
+            return;
+        }
+        // The right spine of the body: the statements the `else` follows.
+        let mut spine = Vec::new();
+        let mut innermost_open_if = None;
+        let mut current = node.child_by_field_id(f.body.get());
+        while let Some(statement) = current {
+            spine.push(statement.id());
+            current = match self.table.kind(statement) {
+                K::IfStatement => {
+                    let mut cursor = statement.walk();
+                    match statement
+                        .children_by_field_id(f.alternative, &mut cursor)
+                        .last()
+                    {
+                        Some(alternative) => alternative.child_by_field_id(f.body.get()),
+                        None => {
+                            innermost_open_if = Some(spine.len());
+                            statement.child_by_field_id(f.body.get())
+                        }
+                    }
+                }
+                K::WhileStatement | K::ForStatement | K::ForeachStatement | K::DeclareStatement => {
+                    statement.child_by_field_id(f.body.get())
+                }
+                _ => None,
+            };
+        }
+        if let Some(end) = innermost_open_if {
+            self.keep_brace_less.extend_from_slice(&spine[..end]);
+        }
+    }
+
+    fn for_statement(&mut self, node: Node<'_>, depth: u32) {
+        let mut cursor = node.walk();
+        let mut close = None;
+        let mut colon = None;
+        for child in node.children(&mut cursor) {
+            match self.table.kind(child) {
+                K::RParen if colon.is_none() => close = Some(child),
+                K::Colon if close.is_some() => {
+                    colon = Some(child);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Some(colon) = colon {
+            let block = self.block(BlockKind::LoopBody, colon.start_byte());
+            self.insert(
+                colon.end_byte(),
+                Rank::open(2 * (depth + 1)),
+                block,
+                Piece::Counter,
+            );
+        } else if let Some(body) = node.child_by_field_id(self.table.fields.body.get()) {
+            self.body(
+                body,
+                BlockKind::LoopBody,
+                close.map(|c| c.start_byte()),
+                depth + 1,
+            );
+        }
+        self.after(node, BlockKind::LoopExit, depth);
+    }
+
+    fn switch_case(&mut self, node: Node<'_>, depth: u32) {
+        // `case 1:` or `case 1;`: the first `:`/`;` child after the value.
+        let mut cursor = node.walk();
+        let separator = node
+            .children(&mut cursor)
+            .skip(1)
+            .find(|c| !c.is_named() && matches!(self.table.kind(*c), K::Colon | K::Semicolon));
         if let Some(separator) = separator {
             let block = self.block(BlockKind::SwitchCase, node.start_byte());
-            self.insert(separator.end_byte(), true, depth, Piece::Counter { block });
+            self.insert(
+                separator.end_byte(),
+                Rank::open(2 * depth),
+                block,
+                Piece::Counter,
+            );
         }
     }
 
-    fn property_hook(&mut self, node: Node<'a>, depth: i64) {
-        let Some(body) = node.child_by_field_name("body") else {
+    fn label(&mut self, node: Node<'_>, depth: u32) {
+        if !self.parent().is_some_and(|p| p.is_list) {
+            return;
+        }
+        if let Some(end) = self.terminated_end(node) {
+            let block = self.block(BlockKind::GotoLabel, node.start_byte());
+            self.insert(end, Rank::open(2 * depth), block, Piece::Counter);
+        }
+    }
+
+    fn property_hook(&mut self, node: Node<'_>, depth: u32) {
+        let class = self.class_frames.last().map(|c| c.1.as_str()).unwrap_or("");
+        let mut cursor = node.walk();
+        let hook = node
+            .children(&mut cursor)
+            .find(|c| self.table.kind(*c) == K::Name)
+            .and_then(|n| self.source.get(n.byte_range()))
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        let name = format!("{class}::{}::{hook}", self.property);
+        self.enter_function(depth, name);
+        // Only `{ … }` hook bodies: an arrow-style `get => expr;` hook has
+        // no statement to count and is left as it is.
+        if let Some(body) = node.child_by_field_id(self.table.fields.body.get())
+            && self.table.kind(body) == K::CompoundStatement
+        {
+            self.counter_after_opening(body, BlockKind::PropertyHook, depth + 1);
+        }
+    }
+
+    fn arrow_function(&mut self, node: Node<'_>, depth: u32) {
+        let Some(body) = node.child_by_field_id(self.table.fields.body.get()) else {
             return;
         };
-        let anchor = node
-            .named_children(&mut node.walk())
-            .find(|c| self.kind(*c) == Kind::Name)
-            .map(|n| n.start_byte());
-        let anchor = anchor.unwrap_or(node.start_byte());
-        if self.kind(body) == Kind::CompoundStatement {
-            self.after_open_token(body, BlockKind::PropertyHook, anchor, depth + 1);
-        } else if self.has_reference_modifier(node) {
-            // Wrapping would break the reference `&get` returns.
-        } else {
+        if node
+            .child_by_field_id(self.table.fields.reference_modifier.get())
+            .is_some()
+        {
+            // `fn&() => $x` returns a reference to $x; a call in between
+            // would return a copy.
+            self.by_reference.push(body.id());
+            return;
+        }
+        if let Some(arrow) = self.child_token(node, K::FatArrow) {
             self.wrap(
                 body,
-                BlockKind::PropertyHook,
-                anchor,
-                Wrapper::Block,
-                false,
+                BlockKind::ArrowFunctionBody,
+                arrow.start_byte(),
                 depth + 1,
             );
         }
     }
 
-    fn has_reference_modifier(&self, node: Node<'_>) -> bool {
-        let mut cursor = node.walk();
-        node.children(&mut cursor)
-            .any(|c| self.kind(c) == Kind::ReferenceModifier)
-    }
-
-    fn arrow_function(&mut self, node: Node<'a>, depth: i64) {
-        if self.has_reference_modifier(node) {
-            return;
-        }
-        let Some(body) = node.child_by_field_name("body") else {
-            return;
-        };
-        let anchor = self
-            .token(node, "=>")
-            .map(|t| t.start_byte())
-            .unwrap_or(body.start_byte());
-        self.wrap(
-            body,
-            BlockKind::ArrowFunctionBody,
-            anchor,
-            Wrapper::Block,
-            false,
-            depth + 1,
-        );
-    }
-
-    fn binary(&mut self, node: Node<'a>, depth: i64) {
+    fn binary(&mut self, node: Node<'_>, depth: u32) {
+        let f = &self.table.fields;
         let (Some(op), Some(right)) = (
-            node.child_by_field_name("operator"),
-            node.child_by_field_name("right"),
+            node.child_by_field_id(f.operator.get()),
+            node.child_by_field_id(f.right.get()),
         ) else {
             return;
         };
-        let op_text = &self.source[op.byte_range()];
-        let kind = if op_text == b"&&"
-            || op_text == b"||"
-            || op_text.eq_ignore_ascii_case(b"and")
-            || op_text.eq_ignore_ascii_case(b"or")
-        {
-            BlockKind::ShortCircuit
-        } else if op_text == b"??" {
-            BlockKind::Coalesce
-        } else {
-            return;
+        let kind = match self.table.kind(op) {
+            K::AndAnd | K::OrOr | K::And | K::Or => BlockKind::ShortCircuit,
+            K::Coalesce => BlockKind::Coalesce,
+            _ => return,
         };
-        self.wrap(
-            right,
-            kind,
-            op.start_byte(),
-            Wrapper::Block,
-            false,
-            depth + 1,
-        );
+        self.wrap(right, kind, op.start_byte(), depth + 1);
     }
 
-    fn conditional(&mut self, node: Node<'a>, depth: i64) {
-        let question = self.token(node, "?");
-        let colon = self.token(node, ":");
-        let (Some(question), Some(colon)) = (question, colon) else {
+    fn conditional(&mut self, node: Node<'_>, depth: u32) {
+        let f = &self.table.fields;
+        let (Some(question), Some(colon)) = (
+            self.child_token(node, K::Question),
+            self.child_token(node, K::Colon),
+        ) else {
             return;
         };
-        match node.child_by_field_name("body") {
-            Some(body) => self.wrap(
-                body,
+        match node.child_by_field_id(f.body.get()) {
+            Some(then) => self.wrap(
+                then,
                 BlockKind::TernaryThen,
                 question.start_byte(),
-                Wrapper::Block,
-                false,
                 depth + 1,
             ),
+            // `a ?: b` has no then-expression: `a` itself is the value.
+            // traceTruthy() records the block only when `a` is truthy.
             None => {
-                if let Some(condition) = node.child_by_field_name("condition") {
-                    self.wrap(
-                        condition,
+                if let Some(condition) = node.child_by_field_id(f.condition.get())
+                    && !self.in_const_expression()
+                {
+                    let block = self.enclosing_block(
                         BlockKind::TernaryThen,
                         question.start_byte(),
-                        Wrapper::Truthy,
-                        false,
-                        depth + 1,
+                        condition.start_byte(),
+                        condition.end_byte(),
+                    );
+                    let depth2 = 2 * (depth + 1);
+                    self.insert(
+                        condition.start_byte(),
+                        Rank::open(depth2),
+                        block,
+                        Piece::OpenTruthy,
+                    );
+                    self.insert(
+                        condition.end_byte(),
+                        Rank::close(depth2),
+                        block,
+                        Piece::Close,
                     );
                 }
             }
         }
-        if let Some(alternative) = node.child_by_field_name("alternative") {
+        if let Some(alternative) = node.child_by_field_id(f.alternative.get()) {
             self.wrap(
                 alternative,
                 BlockKind::TernaryElse,
                 colon.start_byte(),
-                Wrapper::Block,
-                false,
                 depth + 1,
             );
         }
     }
 
-    /// Wraps `expr` in a runtime call that records the block and returns the
-    /// value. Skipped in constant expressions, where calls are not allowed.
-    fn wrap(
-        &mut self,
-        expr: Node<'_>,
-        kind: BlockKind,
-        anchor: usize,
-        wrapper: Wrapper,
-        parenthesize: bool,
-        depth: i64,
-    ) {
-        if self.const_depth > 0 || expr.end_byte() > self.limit {
+    fn yield_expression(&mut self, node: Node<'_>, depth: u32) {
+        if self.in_const_expression() || self.by_reference.contains(&node.id()) {
             return;
         }
-        let block = self.block(kind, anchor);
+        // Parenthesised, so the wrapper holds the value the generator
+        // resumes with, and runs after it resumes.
+        let block = self.enclosing_block(
+            BlockKind::YieldResume,
+            node.start_byte(),
+            node.start_byte(),
+            node.end_byte(),
+        );
+        let depth2 = 2 * depth + 1;
         self.insert(
-            expr.start_byte(),
-            true,
-            depth,
-            Piece::WrapOpen {
-                block,
-                wrapper,
-                parenthesize,
-            },
+            node.start_byte(),
+            Rank::open(depth2),
+            block,
+            Piece::OpenYield,
         );
         self.insert(
-            expr.end_byte(),
-            false,
-            depth,
-            Piece::WrapClose { parenthesize },
+            node.end_byte(),
+            Rank::close(depth2),
+            block,
+            Piece::CloseYield,
         );
     }
-}
 
-/// The `__halt_compiler()` call a statement consists of, if it does.
-fn halt_call<'t>(source: &[u8], statement: Node<'t>) -> Option<Node<'t>> {
-    let call = statement
-        .named_child(0)
-        .filter(|c| c.kind() == "function_call_expression")?;
-    let function = call.child_by_field_name("function")?;
-    source[function.byte_range()]
-        .eq_ignore_ascii_case(b"__halt_compiler")
-        .then_some(call)
+    /// Wraps `expr` (at `depth`) in `traceBlock(ID, expr)`, which records the
+    /// block once `expr` has its value and returns that value.
+    fn wrap(&mut self, expr: Node<'_>, kind: BlockKind, anchor: usize, depth: u32) {
+        if self.in_const_expression() || self.by_reference.contains(&expr.id()) {
+            return;
+        }
+        // An expression that never produces a value would never be
+        // recorded: wrap what `throw` throws, or the status `exit` gets.
+        let (target, target_depth) = match self.table.kind(expr) {
+            K::ThrowExpression => match expr.named_child(0) {
+                Some(thrown) if !thrown.is_extra() => (thrown, depth + 1),
+                _ => (expr, depth),
+            },
+            K::FunctionCallExpression => match self.exit_call(expr) {
+                Some(Some(status)) => (status, depth + 3),
+                // `exit()` with no plain status: a block around it could
+                // never be recorded.
+                Some(None) => return,
+                None => (expr, depth),
+            },
+            K::Name if self.is_exit_keyword(expr) => return,
+            _ => (expr, depth),
+        };
+        let block = self.enclosing_block(kind, anchor, target.start_byte(), target.end_byte());
+        let depth2 = 2 * target_depth;
+        self.insert(target.start_byte(), Rank::open(depth2), block, Piece::Open);
+        self.insert(target.end_byte(), Rank::close(depth2), block, Piece::Close);
+    }
+
+    /// `assert(…)`, `\assert(…)`, `namespace\assert(…)`: PHP compiles
+    /// these specially (and a user function named `Foo\assert` loses only
+    /// its coverage).
+    fn is_assert_call(&self, call: Node<'_>) -> bool {
+        call.child_by_field_id(self.table.fields.function.get())
+            .and_then(|f| self.source.get(f.byte_range()))
+            .is_some_and(|name| {
+                let last = name.rsplit(|&b| b == b'\\').next().unwrap_or(name);
+                last.eq_ignore_ascii_case(b"assert")
+            })
+    }
+
+    fn is_exit_keyword(&self, name: Node<'_>) -> bool {
+        self.source
+            .get(name.byte_range())
+            .is_some_and(|n| n.eq_ignore_ascii_case(b"exit") || n.eq_ignore_ascii_case(b"die"))
+    }
+
+    /// For a call to `exit` / `die`: its status argument, if it has exactly
+    /// one plain argument. `None` for any other call.
+    fn exit_call<'t>(&self, call: Node<'t>) -> Option<Option<Node<'t>>> {
+        let f = &self.table.fields;
+        let function = call.child_by_field_id(f.function.get())?;
+        if self.table.kind(function) != K::Name || !self.is_exit_keyword(function) {
+            return None;
+        }
+        let arguments = call.child_by_field_id(f.arguments.get())?;
+        let mut cursor = arguments.walk();
+        let mut args = arguments
+            .named_children(&mut cursor)
+            .filter(|c| !c.is_extra());
+        let Some(argument) = args.next() else {
+            return Some(None);
+        };
+        let plain = args.next().is_none()
+            && self.table.kind(argument) == K::Argument
+            // Not a named argument (`exit(status: 1)`) nor an unpacking.
+            && argument.child_by_field_id(f.name.get()).is_none()
+            && argument.child_count() == 1;
+        Some(if plain { argument.named_child(0) } else { None })
+    }
+
+    // ----- where PHP code is -----
+
+    /// Drops every block with an insertion in inline HTML or inside a tag.
+    fn invalidate_outside_php(&mut self) {
+        if !self.saw_open_tag {
+            for block in &mut self.plan.blocks {
+                block.valid = false;
+            }
+            return;
+        }
+        // A short open tag's code runs to the next `?>`, or to the end.
+        self.close_tags.sort_unstable();
+        for &start in &self.short_tags {
+            let at = self.close_tags.partition_point(|&c| c <= start);
+            let end = self.close_tags.get(at).copied().unwrap_or(usize::MAX);
+            self.forbidden.push((start, end));
+        }
+        self.forbidden.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(self.forbidden.len());
+        for &(start, end) in &self.forbidden {
+            match merged.last_mut() {
+                Some(last) if start <= last.1.saturating_add(1) => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        for insertion in &self.plan.insertions {
+            let at = merged.partition_point(|r| r.1 < insertion.offset);
+            if merged.get(at).is_some_and(|r| r.0 <= insertion.offset) {
+                self.plan.blocks[insertion.block as usize].valid = false;
+            }
+        }
+        if !self.misplaced_close_tags.is_empty() {
+            let misplaced = &mut self.misplaced_close_tags;
+            misplaced.sort_unstable();
+            for block in &mut self.plan.blocks {
+                if let Some((start, end)) = block.span {
+                    let at = misplaced.partition_point(|&m| m < start);
+                    if misplaced.get(at).is_some_and(|&m| m < end) {
+                        block.valid = false;
+                    }
+                }
+            }
+        }
+    }
 }

@@ -36,7 +36,10 @@ impl BlockIdAllocator {
     pub fn allocate(&mut self, count: u32) -> Result<BlockId, InstrumentError> {
         let available = MAX_BLOCK_ID + 1 - self.next;
         if count > available {
-            return Err(InstrumentError::OutOfBlockIds { requested: count, available });
+            return Err(InstrumentError::OutOfBlockIds {
+                requested: count,
+                available,
+            });
         }
         let first = self.next;
         self.next += count;
@@ -66,7 +69,13 @@ mod tests {
         let mut ids = BlockIdAllocator::starting_at(MAX_BLOCK_ID - 1);
         assert_eq!(ids.allocate(2).unwrap(), BlockId(MAX_BLOCK_ID - 1));
         let err = ids.allocate(1).unwrap_err();
-        assert!(matches!(err, InstrumentError::OutOfBlockIds { requested: 1, available: 0 }));
+        assert!(matches!(
+            err,
+            InstrumentError::OutOfBlockIds {
+                requested: 1,
+                available: 0
+            }
+        ));
         assert!(err.to_string().contains("out of block ids"));
     }
 }

@@ -1,47 +1,161 @@
-//! Splices the planned insertions into the original bytes in one pass.
+//! The two halves of [`crate::instrument`] for callers that instrument many
+//! files at once: plan every file in parallel, allocate ids in a fixed file
+//! order, render in parallel. Ids then do not depend on thread timing.
 
-use crate::StubStyle;
-use crate::analyze::{Piece, Plan};
-use crate::stub;
+use crate::analyze::{self, Insertion, PlannedBlock};
+use crate::stub::Piece;
+use crate::{Block, BlockId, Instrumented, SkipReason, StubStyle, parse};
 
-/// `ids[i]` is the block id of `plan.blocks[i]`.
-pub(crate) fn render(source: &[u8], plan: &mut Plan, ids: &[u32], style: StubStyle) -> Vec<u8> {
-    plan.insertions
-        .sort_unstable_by_key(|i| (i.offset, i.order));
-    let mut out = Vec::with_capacity(source.len() + plan.insertions.len() * 48);
-    let mut copied = 0;
-    for insertion in &plan.insertions {
-        out.extend_from_slice(&source[copied..insertion.offset]);
-        copied = insertion.offset;
-        match insertion.piece {
-            Piece::Counter { block } => stub::counter(&mut out, style, ids[block]),
-            Piece::CounterAfterBareStatement { block } => {
-                out.push(b';');
-                stub::counter(&mut out, style, ids[block]);
+/// A parsed and analysed file, ready to render once it has its ids.
+#[derive(Debug)]
+pub struct Plan<'s> {
+    source: &'s [u8],
+    /// Blocks in source order: the block with id `first + i` is `blocks[i]`.
+    blocks: Vec<Located>,
+    /// Sorted by offset, then by nesting; `block` indexes `blocks`.
+    insertions: Vec<Insertion>,
+    names: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Located {
+    planned: PlannedBlock,
+    line: u32,
+    column: u32,
+}
+
+impl<'s> Plan<'s> {
+    /// Parses and analyses `source`; the costly half, independent of ids.
+    pub fn new(source: &'s [u8]) -> Result<Plan<'s>, SkipReason> {
+        let parsed = parse::parse(source).map_err(|line| SkipReason::ParseError { line })?;
+        let code = &source[..parsed.code_end];
+        let analyze::Plan {
+            blocks,
+            mut insertions,
+            names,
+        } = analyze::analyze(code, &parsed.tree);
+        drop(parsed);
+
+        // Blocks in anchor order; `renumber[i]` is the new index of block i.
+        let mut order: Vec<u32> = (0..blocks.len() as u32)
+            .filter(|&i| blocks[i as usize].valid)
+            .collect();
+        order.sort_unstable_by_key(|&i| blocks[i as usize].anchor);
+        let mut renumber = vec![u32::MAX; blocks.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renumber[old as usize] = new as u32;
+        }
+        insertions.retain_mut(|insertion| {
+            insertion.block = renumber[insertion.block as usize];
+            insertion.block != u32::MAX
+        });
+        insertions.sort_by_key(|insertion| (insertion.offset, insertion.rank));
+
+        let mut lines = LineCounter::new(source);
+        let blocks = order
+            .iter()
+            .map(|&i| {
+                let planned = blocks[i as usize].clone();
+                let (line, column) = lines.position(planned.anchor);
+                Located {
+                    planned,
+                    line,
+                    column,
+                }
+            })
+            .collect();
+        Ok(Plan {
+            source,
+            blocks,
+            insertions,
+            names,
+        })
+    }
+
+    /// How many ids [`Plan::render`] needs.
+    pub fn block_count(&self) -> u32 {
+        self.blocks.len() as u32
+    }
+
+    /// The instrumented file, with ids `first .. first + block_count()`.
+    pub fn render(&self, first: BlockId, style: StubStyle) -> Instrumented {
+        let capacity: usize = self.insertions.iter().map(|i| i.piece.max_len(style)).sum();
+        let mut out = Vec::with_capacity(self.source.len() + capacity);
+        let mut copied = 0;
+        let mut last_terminator = None;
+        for insertion in &self.insertions {
+            if insertion.piece == Piece::Terminator {
+                // Two constructs ending at one `?>` need one `;` between them.
+                if last_terminator == Some(insertion.offset) {
+                    continue;
+                }
+                last_terminator = Some(insertion.offset);
             }
-            Piece::OpenBrace { block } => {
-                out.push(b'{');
-                stub::counter(&mut out, style, ids[block]);
+            out.extend_from_slice(&self.source[copied..insertion.offset]);
+            copied = insertion.offset;
+            // `$a and$b` must not become `and\PhpFuzz\…`, one qualified name.
+            if insertion.piece.starts_with_name() && out.last().is_some_and(|&b| is_name_byte(b)) {
                 out.push(b' ');
             }
-            Piece::CloseBrace { semicolon } => {
-                out.extend_from_slice(if semicolon { b"; }" } else { b" }" })
-            }
-            Piece::WrapOpen {
-                block,
-                wrapper,
-                parenthesize,
-            } => {
-                stub::wrapper_open(&mut out, style, wrapper, ids[block]);
-                if parenthesize {
-                    out.push(b'(');
-                }
-            }
-            Piece::WrapClose { parenthesize } => {
-                out.extend_from_slice(if parenthesize { b"))" } else { b")" })
-            }
+            insertion
+                .piece
+                .write(&mut out, style, first.0 + insertion.block);
+        }
+        out.extend_from_slice(&self.source[copied..]);
+
+        let blocks = self
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(i, located)| Block {
+                id: BlockId(first.0 + i as u32),
+                kind: located.planned.kind,
+                byte_offset: located.planned.anchor,
+                line: located.line,
+                column: located.column,
+                function: located
+                    .planned
+                    .function
+                    .map(|f| self.names[f as usize].clone()),
+            })
+            .collect();
+        Instrumented {
+            source: out,
+            blocks,
         }
     }
-    out.extend_from_slice(&source[copied..]);
-    out
+}
+
+/// A byte of a PHP name (or keyword): `[A-Za-z0-9_\x80-\xff]`.
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+/// Byte offsets to 1-based (line, column) for offsets asked in rising order.
+struct LineCounter<'s> {
+    source: &'s [u8],
+    offset: usize,
+    line: u32,
+    line_start: usize,
+}
+
+impl<'s> LineCounter<'s> {
+    fn new(source: &'s [u8]) -> Self {
+        LineCounter {
+            source,
+            offset: 0,
+            line: 1,
+            line_start: 0,
+        }
+    }
+
+    fn position(&mut self, offset: usize) -> (u32, u32) {
+        let offset = offset.min(self.source.len());
+        for newline in memchr::memchr_iter(b'\n', &self.source[self.offset..offset]) {
+            self.line += 1;
+            self.line_start = self.offset + newline + 1;
+        }
+        self.offset = offset;
+        (self.line, (offset - self.line_start + 1) as u32)
+    }
 }

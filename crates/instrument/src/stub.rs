@@ -1,81 +1,223 @@
-//! Every piece of text the instrumenter inserts comes from here, so the
-//! stub's cost can be tuned in one place (docs/instrumentation.md).
-
-use std::io::Write;
+//! Every byte of PHP the instrumenter adds comes from here.
+//!
+//! Both styles record the same sequence of block ids; see
+//! `docs/instrumentation.md` for the semantics. Stubs use fully qualified
+//! names (the code may be in any namespace), never contain a newline, and
+//! never create a variable in the user's scope.
 
 use crate::StubStyle;
 
-/// Writes the statement that records block `id`, preceded by a space (it
-/// may follow `<?php` or a `:`). Contains no newline.
-pub(crate) fn counter(out: &mut Vec<u8>, style: StubStyle, id: u32) {
-    match style {
-        StubStyle::Trace => {
-            let _ = write!(out, " \\PhpFuzz\\FuzzingContext::$trace[] = {id};");
+/// What one insertion adds; `Plan::render` resolves the block id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// A counter statement at a statement boundary.
+    Counter,
+    /// `{` and a counter, opening a brace-less body.
+    BraceCounter,
+    /// `}` closing a brace-less body.
+    BraceClose,
+    /// `;` before a `?>` that ended the statement on its own.
+    Terminator,
+    /// `\PhpFuzz\traceBlock(ID, ` (trace) or `\PhpFuzz\countEdge(ID, `
+    /// (edge map) before an expression.
+    Open,
+    /// The same and a `(`, before a `yield` expression.
+    OpenYield,
+    /// `\PhpFuzz\traceTruthy(ID, ` or `\PhpFuzz\countEdgeIfTruthy(ID, `
+    /// before the condition of `a ?: b`.
+    OpenTruthy,
+    /// `)` after an `Open` or `OpenTruthy` expression.
+    Close,
+    /// `))` after an `OpenYield` expression.
+    CloseYield,
+}
+
+impl Piece {
+    /// Upper bound of the bytes `write` appends, for sizing the output.
+    pub(crate) fn max_len(self, style: StubStyle) -> usize {
+        match (self, style) {
+            (Piece::Counter | Piece::BraceCounter, StubStyle::Trace) => 64,
+            (Piece::Counter | Piece::BraceCounter, StubStyle::EdgeMap) => 256,
+            (Piece::Open | Piece::OpenYield | Piece::OpenTruthy, _) => 48,
+            (Piece::BraceClose | Piece::Terminator | Piece::Close | Piece::CloseYield, _) => 2,
         }
-        StubStyle::EdgeMap => {
-            let _ = write!(
-                out,
-                " \\PhpFuzz\\FuzzingContext::$edges[(\\PhpFuzz\\FuzzingContext::$prev << 28) | {id}] = \
-                 (\\PhpFuzz\\FuzzingContext::$edges[(\\PhpFuzz\\FuzzingContext::$prev << 28) | {id}] ?? 0) + 1; \
-                 \\PhpFuzz\\FuzzingContext::$prev = {id};"
-            );
+    }
+
+    /// Whether the text starts with a name (`\PhpFuzz\…`), which would run
+    /// into a name or keyword right before it.
+    pub(crate) fn starts_with_name(self) -> bool {
+        matches!(
+            self,
+            Piece::Counter | Piece::Open | Piece::OpenYield | Piece::OpenTruthy
+        )
+    }
+
+    pub(crate) fn write(self, out: &mut Vec<u8>, style: StubStyle, id: u32) {
+        match self {
+            Piece::Counter => counter(out, style, id),
+            Piece::BraceCounter => {
+                out.push(b'{');
+                counter(out, style, id);
+                out.push(b' ');
+            }
+            Piece::BraceClose => out.push(b'}'),
+            Piece::Terminator => out.push(b';'),
+            Piece::Open => call_open(out, record_function(style), id),
+            Piece::OpenYield => {
+                call_open(out, record_function(style), id);
+                out.push(b'(');
+            }
+            Piece::OpenTruthy => call_open(out, record_if_truthy_function(style), id),
+            Piece::Close => out.push(b')'),
+            Piece::CloseYield => out.extend_from_slice(b"))"),
         }
     }
 }
 
-/// Which runtime function wraps an expression.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wrapper {
-    /// `traceBlock(id, expr)`: records the block, returns expr.
-    Block,
-    /// `traceTruthy(id, expr)`: records the block if expr is truthy, returns
-    /// expr. The then-branch of `a ?: b`, which has no expression of its own.
-    Truthy,
+/// Trace style appends the id to `FuzzingContext::$trace`; edge-map style
+/// counts the edge `(prev << 28) | id` and makes the id the new prev.
+fn counter(out: &mut Vec<u8>, style: StubStyle, id: u32) {
+    match style {
+        StubStyle::Trace => {
+            out.extend_from_slice(b"\\PhpFuzz\\FuzzingContext::$trace[] = ");
+            decimal(out, id);
+            out.push(b';');
+        }
+        StubStyle::EdgeMap => {
+            const EDGE: &[u8] =
+                b"\\PhpFuzz\\FuzzingContext::$edges[(\\PhpFuzz\\FuzzingContext::$prev << 28) | ";
+            out.extend_from_slice(EDGE);
+            decimal(out, id);
+            out.extend_from_slice(b"] = (");
+            out.extend_from_slice(EDGE);
+            decimal(out, id);
+            out.extend_from_slice(b"] ?? 0) + 1; \\PhpFuzz\\FuzzingContext::$prev = ");
+            decimal(out, id);
+            out.push(b';');
+        }
+    }
 }
 
-/// Writes the opening of an expression wrapper: `\PhpFuzz\traceBlock(<id>, `.
-pub(crate) fn wrapper_open(out: &mut Vec<u8>, style: StubStyle, wrapper: Wrapper, id: u32) {
-    out.extend_from_slice(match (style, wrapper) {
-        (StubStyle::Trace, Wrapper::Block) => b"\\PhpFuzz\\traceBlock(",
-        (StubStyle::Trace, Wrapper::Truthy) => b"\\PhpFuzz\\traceTruthy(",
-        (StubStyle::EdgeMap, Wrapper::Block) => b"\\PhpFuzz\\countEdge(",
-        (StubStyle::EdgeMap, Wrapper::Truthy) => b"\\PhpFuzz\\countEdgeIfTruthy(",
-    });
-    let _ = write!(out, "{id}, ");
+/// The runtime function that records a block and returns its second argument.
+fn record_function(style: StubStyle) -> &'static [u8] {
+    match style {
+        StubStyle::Trace => b"\\PhpFuzz\\traceBlock(",
+        StubStyle::EdgeMap => b"\\PhpFuzz\\countEdge(",
+    }
+}
+
+/// Like `record_function`, recording only when the value is truthy.
+fn record_if_truthy_function(style: StubStyle) -> &'static [u8] {
+    match style {
+        StubStyle::Trace => b"\\PhpFuzz\\traceTruthy(",
+        StubStyle::EdgeMap => b"\\PhpFuzz\\countEdgeIfTruthy(",
+    }
+}
+
+fn call_open(out: &mut Vec<u8>, function: &[u8], id: u32) {
+    out.extend_from_slice(function);
+    decimal(out, id);
+    out.extend_from_slice(b", ");
+}
+
+fn decimal(out: &mut Vec<u8>, mut id: u32) {
+    let mut digits = [0u8; 10];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (id % 10) as u8;
+        id /= 10;
+        if id == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[start..]);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn text(piece: Piece, style: StubStyle, id: u32) -> String {
+        let mut out = Vec::new();
+        piece.write(&mut out, style, id);
+        // render() may put a space before a stub that starts with a name.
+        let space = usize::from(piece.starts_with_name());
+        assert!(
+            out.len() + space <= piece.max_len(style),
+            "{piece:?} wrote {} bytes",
+            out.len()
+        );
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn trace_counter_appends_the_id() {
-        let mut out = Vec::new();
-        counter(&mut out, StubStyle::Trace, 0x0102_03ff);
         assert_eq!(
-            String::from_utf8(out).unwrap(),
-            r#" \PhpFuzz\FuzzingContext::$trace[] = 16909311;"#
+            text(Piece::Counter, StubStyle::Trace, 0x0102_03ff),
+            r"\PhpFuzz\FuzzingContext::$trace[] = 16909311;"
+        );
+        assert_eq!(
+            text(Piece::BraceCounter, StubStyle::Trace, 0),
+            r"{\PhpFuzz\FuzzingContext::$trace[] = 0; "
         );
     }
 
     #[test]
-    fn edge_map_counter_counts_the_edge() {
-        let mut out = Vec::new();
-        counter(&mut out, StubStyle::EdgeMap, 7);
-        let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("$edges[(\\PhpFuzz\\FuzzingContext::$prev << 28) | 7] = "));
-        assert!(text.ends_with("\\PhpFuzz\\FuzzingContext::$prev = 7;"));
-        assert!(!text.contains('\n'));
+    fn edge_map_counter_counts_the_edge_and_moves_prev() {
+        assert_eq!(
+            text(Piece::Counter, StubStyle::EdgeMap, 268435455),
+            "\\PhpFuzz\\FuzzingContext::$edges[(\\PhpFuzz\\FuzzingContext::$prev << 28) | 268435455] = \
+             (\\PhpFuzz\\FuzzingContext::$edges[(\\PhpFuzz\\FuzzingContext::$prev << 28) | 268435455] ?? 0) + 1; \
+             \\PhpFuzz\\FuzzingContext::$prev = 268435455;"
+        );
     }
 
     #[test]
-    fn wrappers() {
-        let mut out = Vec::new();
-        wrapper_open(&mut out, StubStyle::Trace, Wrapper::Truthy, 1);
-        wrapper_open(&mut out, StubStyle::EdgeMap, Wrapper::Block, 9);
+    fn wrappers_call_the_runtime_function_of_the_style() {
         assert_eq!(
-            String::from_utf8(out).unwrap(),
-            r#"\PhpFuzz\traceTruthy(1, \PhpFuzz\countEdge(9, "#
+            text(Piece::Open, StubStyle::Trace, 258),
+            r"\PhpFuzz\traceBlock(258, "
         );
+        assert_eq!(
+            text(Piece::Open, StubStyle::EdgeMap, 258),
+            r"\PhpFuzz\countEdge(258, "
+        );
+        assert_eq!(
+            text(Piece::OpenYield, StubStyle::Trace, 9),
+            r"\PhpFuzz\traceBlock(9, ("
+        );
+        assert_eq!(
+            text(Piece::OpenTruthy, StubStyle::Trace, 9),
+            r"\PhpFuzz\traceTruthy(9, "
+        );
+        assert_eq!(
+            text(Piece::OpenTruthy, StubStyle::EdgeMap, 9),
+            r"\PhpFuzz\countEdgeIfTruthy(9, "
+        );
+        assert_eq!(text(Piece::CloseYield, StubStyle::EdgeMap, 9), "))");
+    }
+
+    #[test]
+    fn no_stub_contains_a_line_break() {
+        let pieces = [
+            Piece::Counter,
+            Piece::BraceCounter,
+            Piece::BraceClose,
+            Piece::Terminator,
+            Piece::Open,
+            Piece::OpenYield,
+            Piece::OpenTruthy,
+            Piece::Close,
+            Piece::CloseYield,
+        ];
+        for style in [StubStyle::Trace, StubStyle::EdgeMap] {
+            for piece in pieces {
+                for id in [1, 10, 0x0a0d, crate::MAX_BLOCK_ID] {
+                    let t = text(piece, style, id);
+                    assert!(!t.contains(['\n', '\r']), "{piece:?} {style:?} {id}: {t:?}");
+                }
+            }
+        }
     }
 }

@@ -6,18 +6,17 @@
 //! cargo run --release -p php-fuzz-report --example sample_report -- OUT_DIR --large 300 200
 //! ```
 //!
-//! The first form instruments the PHP files under `fixtures/report/sample`
-//! and gives the blocks the hit counts in [`HITS`], as if a small corpus
+//! The first form reads the PHP files under `fixtures/report/sample` and
+//! their block map with hit counts (`blocks.json`), as if a small corpus
 //! had been replayed: no PHP needed. The second generates FILES
 //! synthetic files of BLOCKS blocks each and prints how long the report took.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use php_fuzz_instrument::{
-    Block, BlockId, BlockIdAllocator, BlockKind, Outcome, StubStyle, instrument,
-};
+use php_fuzz_instrument::{Block, BlockId, BlockKind};
 use php_fuzz_report::{BlockHits, FileCoverage, ReplayCrash, ReportInput, write_report};
+use serde::Deserialize;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,119 +61,55 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 33)
 }
 
-/// Hit counts as if 412 INI files had been replayed (those that threw are
-/// crashes, so no error path ran), by file, line and column. A block the
-/// instrumenter places elsewhere one day shows as never run.
-/// (line, column, hits) of one file's blocks.
-type Hits = &'static [(u32, u32, u64)];
+/// `fixtures/report/sample/blocks.json`: the block map the instrumenter
+/// gave for each sample file, with hit counts as if 418 INI files had been
+/// replayed (the two that threw are crashes, so no error path ran).
+/// Stored rather than recomputed, so the sample only depends on the block
+/// map's types and does not change when the instrumenter places a block
+/// elsewhere.
+#[derive(Deserialize)]
+struct SampleMap {
+    files: Vec<SampleFile>,
+}
 
-const HITS: &[(&str, Hits)] = &[
-    ("target.php", &[(1, 1, 1), (6, 51, 412)]),
-    (
-        "Parser.php",
-        &[
-            (1, 1, 1),
-            (16, 5, 412),
-            (21, 5, 412),
-            (24, 44, 412),
-            (24, 45, 0),
-            (24, 70, 2126),
-            (26, 30, 2006),
-            (26, 50, 1980),
-            (26, 71, 176),
-            (28, 13, 1950),
-            (29, 35, 236),
-            (31, 20, 1714),
-            (33, 13, 1950),
-            (34, 9, 412),
-            (35, 70, 648),
-            (39, 5, 236),
-            (41, 29, 0),
-            (43, 9, 236),
-            (45, 39, 236),
-            (45, 47, 0),
-            (46, 32, 201),
-            (50, 5, 1714),
-            (52, 28, 0),
-            (54, 9, 1714),
-            (57, 40, 96),
-            (60, 9, 1618),
-            (65, 5, 1810),
-            (66, 25, 1788),
-            (66, 45, 1502),
-            (66, 66, 310),
-            (68, 9, 1500),
-            (69, 28, 0),
-            (71, 9, 1500),
-            (73, 33, 88),
-            (74, 42, 41),
-            (75, 20, 0),
-            (76, 21, 1371),
-            (76, 41, 610),
-            (76, 52, 761),
-            (81, 5, 310),
-            (84, 56, 4180),
-            (86, 32, 310),
-            (88, 13, 3870),
-            (89, 29, 212),
-            (89, 47, 160),
-            (89, 63, 38),
-            (91, 25, 12),
-            (92, 25, 0),
-            (93, 29, 26),
-            (96, 13, 3832),
-            // The rest (the throw after the loop, dump() and its closure) never ran.
-        ],
-    ),
-    ("Ini/Util.php", &[(1, 1, 1)]),
-    (
-        "Json/Util.php",
-        &[
-            (1, 1, 1),
-            (9, 5, 2510),
-            (10, 32, 1640),
-            (12, 9, 870),
-            (14, 35, 2098),
-            (16, 9, 870),
-        ],
-    ),
-];
+#[derive(Deserialize)]
+struct SampleFile {
+    /// Relative to `fixtures/report/sample`.
+    path: PathBuf,
+    blocks: Vec<SampleBlock>,
+}
+
+#[derive(Deserialize)]
+struct SampleBlock {
+    #[serde(flatten)]
+    block: Block,
+    hits: u64,
+}
 
 fn sample() -> ReportInput {
     let sample = workspace().join("fixtures/report/sample");
-    let paths = [
-        sample.join("target.php"),
-        sample.join("src/Ini/Parser.php"),
-        sample.join("src/Ini/Util.php"),
-        sample.join("src/Json/Util.php"),
-    ];
-    let mut ids = BlockIdAllocator::new();
-    let files = paths
-        .iter()
-        .map(|path| {
-            let source = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let blocks = match instrument(&source, &mut ids, StubStyle::Trace).expect("block ids") {
-                Outcome::Instrumented(i) => i.blocks,
-                Outcome::Skipped(reason) => panic!("{}: {reason}", path.display()),
-            };
-            let table = HITS
-                .iter()
-                .find(|(name, _)| path.ends_with(name))
-                .map_or(&[][..], |(_, t)| *t);
-            let blocks = blocks
-                .into_iter()
-                .map(|block| {
-                    let hits = table
-                        .iter()
-                        .find(|(line, column, _)| (*line, *column) == (block.line, block.column))
-                        .map_or(0, |(_, _, hits)| *hits);
-                    BlockHits { block, hits }
-                })
-                .collect();
+    let map = sample.join("blocks.json");
+    let map: SampleMap = serde_json::from_slice(
+        &std::fs::read(&map).unwrap_or_else(|e| panic!("{}: {e}", map.display())),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", map.display()));
+    let files = map
+        .files
+        .into_iter()
+        .map(|file| {
+            let path = sample.join(&file.path);
+            let source = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             FileCoverage {
-                path: path.clone(),
+                path,
                 source,
-                blocks,
+                blocks: file
+                    .blocks
+                    .into_iter()
+                    .map(|b| BlockHits {
+                        block: b.block,
+                        hits: b.hits,
+                    })
+                    .collect(),
             }
         })
         .collect();
@@ -210,9 +145,13 @@ fn large(files: usize, blocks: usize) -> ReportInput {
             f % 17
         );
         let mut list = Vec::with_capacity(blocks);
+        // Lines counted so far, up to `counted` (counting from the start
+        // every time would make the generator, not the report, quadratic).
+        let (mut counted, mut line) = (0, 1);
         let mut add = |source: &str, kind, function: &str, hits| {
             let offset = source.len() - 1; // the `{` just written
-            let line = source.matches('\n').count() as u32 + 1;
+            line += source[counted..].matches('\n').count() as u32;
+            counted = source.len();
             let column = (offset - source[..offset].rfind('\n').map_or(0, |i| i + 1)) as u32 + 1;
             list.push(BlockHits {
                 block: Block {

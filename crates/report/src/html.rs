@@ -138,7 +138,7 @@ struct FilePage<'a> {
     row: Row,
     runs: usize,
     functions: Vec<FunctionRow<'a>>,
-    lines: Vec<Line>,
+    lines: Vec<Line<'a>>,
     minimap: Vec<Tick>,
 }
 
@@ -234,7 +234,7 @@ pub(crate) fn file_page(report: &Report<'_>, file: &FileReport<'_>) -> Result<St
 /// Short files fit on a screen and need no overview.
 const MINIMAP_MIN_LINES: usize = 60;
 
-fn minimap(lines: &[Line]) -> Vec<Tick> {
+fn minimap(lines: &[Line<'_>]) -> Vec<Tick> {
     let total = lines.len();
     if total < MINIMAP_MIN_LINES {
         return Vec::new();

@@ -23,6 +23,8 @@ mod paths;
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 /// Everything a report shows.
 #[derive(Debug, Clone)]
 pub struct ReportInput {
@@ -103,12 +105,12 @@ pub fn write_report(input: &ReportInput, out_dir: &Path) -> Result<ReportSummary
     let report = analysis::Report::new(input);
     let files_dir = out_dir.join(paths::FILES_DIR);
     create_dir(&files_dir)?;
-    for file in &report.files {
+    report.files.par_iter().try_for_each(|file| {
         write(
             &out_dir.join(&file.page),
             html::file_page(&report, file)?.as_bytes(),
-        )?;
-    }
+        )
+    })?;
     let index = out_dir.join("index.html");
     write(&index, html::index_page(&report)?.as_bytes())?;
     write(

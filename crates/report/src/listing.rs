@@ -2,11 +2,13 @@
 //! characters and block markers. Nothing here is HTML; the template escapes
 //! every string when it renders.
 
+use std::borrow::Cow;
 use std::fmt::Write;
+use std::ops::Range;
 
 use crate::analysis::{FileReport, Placed};
 
-pub(crate) struct Line {
+pub(crate) struct Line<'a> {
     /// 1-based.
     pub number: usize,
     /// The gutter's colour: `covered`, `uncovered`, `partial`, or empty for
@@ -14,11 +16,12 @@ pub(crate) struct Line {
     pub class: &'static str,
     /// The line's hit count (its blocks' highest), compact; empty without blocks.
     pub count: String,
-    pub segments: Vec<Segment>,
+    pub segments: Vec<Segment<'a>>,
 }
 
-pub(crate) enum Segment {
-    Text(String),
+pub(crate) enum Segment<'a> {
+    /// Plain text, borrowed from the source where it can be.
+    Text(Cow<'a, str>),
     /// A control, invisible or undecodable character, shown as `shown`.
     Special {
         shown: String,
@@ -52,8 +55,8 @@ enum Unit<'a> {
     Invalid(&'a [u8]),
 }
 
-pub(crate) fn lines(file: &FileReport<'_>) -> Vec<Line> {
-    let source = &file.file.source;
+pub(crate) fn lines<'a>(file: &FileReport<'a>) -> Vec<Line<'a>> {
+    let source: &'a [u8] = &file.file.source;
     let mut out = Vec::with_capacity(file.lines.len());
     let mut next = 0;
     let mut line_hits = file.line_hits.iter().peekable();
@@ -97,10 +100,21 @@ fn units(bytes: &[u8], start: usize) -> Vec<(usize, Unit<'_>)> {
     out
 }
 
-fn segments(bytes: &[u8], start: usize, blocks: &[Placed<'_>]) -> Vec<Segment> {
+fn segments<'a>(bytes: &'a [u8], start: usize, blocks: &[Placed<'_>]) -> Vec<Segment<'a>> {
+    if blocks.is_empty() {
+        plain(bytes)
+    } else {
+        with_markers(bytes, start, blocks)
+    }
+}
+
+/// A line with blocks, decoded character by character to find each
+/// block's token.
+fn with_markers<'a>(bytes: &'a [u8], start: usize, blocks: &[Placed<'_>]) -> Vec<Segment<'a>> {
     let units = units(bytes, start);
     let mut out = Vec::new();
-    let mut text = String::new();
+    // The plain characters not yet pushed: a byte range of `bytes`.
+    let mut text = 0..0;
     let mut b = 0;
     let mut u = 0;
     while u < units.len() || b < blocks.len() {
@@ -121,39 +135,79 @@ fn segments(bytes: &[u8], start: usize, blocks: &[Placed<'_>]) -> Vec<Segment> {
                 }
             }
             u += len;
-            flush(&mut out, &mut text);
+            flush(&mut out, bytes, &mut text);
             out.push(Segment::Marker(marker(group, token)));
             continue;
         }
-        match units[u].1 {
+        let (offset, unit) = units[u];
+        match unit {
             Unit::Char(c) => match special(c) {
-                None => text.push(c),
+                None => {
+                    let at = offset - start;
+                    if text.start == text.end {
+                        text = at..at;
+                    }
+                    text.end = at + c.len_utf8();
+                }
                 Some((shown, title)) => {
-                    flush(&mut out, &mut text);
+                    flush(&mut out, bytes, &mut text);
                     out.push(Segment::Special { shown, title });
                 }
             },
             Unit::Invalid(bad) => {
-                flush(&mut out, &mut text);
-                let mut title = String::from("not UTF-8:");
-                for byte in bad {
-                    let _ = write!(title, " {byte:02X}");
-                }
-                out.push(Segment::Special {
-                    shown: "\u{fffd}".to_string(),
-                    title,
-                });
+                flush(&mut out, bytes, &mut text);
+                out.push(invalid(bad));
             }
         }
         u += 1;
     }
-    flush(&mut out, &mut text);
+    flush(&mut out, bytes, &mut text);
     out
 }
 
-fn flush(out: &mut Vec<Segment>, text: &mut String) {
-    if !text.is_empty() {
-        out.push(Segment::Text(std::mem::take(text)));
+/// A line without blocks, most of a file: runs of plain text borrowed from
+/// the source, with the special characters and invalid bytes between them.
+fn plain(bytes: &[u8]) -> Vec<Segment<'_>> {
+    let mut out = Vec::new();
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid();
+        let mut from = 0;
+        for (i, c) in valid.char_indices() {
+            if let Some((shown, title)) = special(c) {
+                if from < i {
+                    out.push(Segment::Text(Cow::Borrowed(&valid[from..i])));
+                }
+                out.push(Segment::Special { shown, title });
+                from = i + c.len_utf8();
+            }
+        }
+        if from < valid.len() {
+            out.push(Segment::Text(Cow::Borrowed(&valid[from..])));
+        }
+        if !chunk.invalid().is_empty() {
+            out.push(invalid(chunk.invalid()));
+        }
+    }
+    out
+}
+
+fn invalid(bad: &[u8]) -> Segment<'static> {
+    let mut title = String::from("not UTF-8:");
+    for byte in bad {
+        let _ = write!(title, " {byte:02X}");
+    }
+    Segment::Special {
+        shown: "\u{fffd}".to_string(),
+        title,
+    }
+}
+
+/// Pushes the pending plain text, `bytes[text]`: whole decoded characters,
+/// so always UTF-8 (decoded again rather than trusted, to stay safe code).
+fn flush<'a>(out: &mut Vec<Segment<'a>>, bytes: &'a [u8], text: &mut Range<usize>) {
+    if text.start < text.end {
+        out.push(Segment::Text(String::from_utf8_lossy(&bytes[text.clone()])));
+        *text = 0..0;
     }
 }
 
@@ -252,6 +306,9 @@ fn push_plain(out: &mut String, c: char) {
 /// `\u{…}`. Tabs stay tabs.
 fn special(c: char) -> Option<(String, String)> {
     let code = u32::from(c);
+    if (0x20..0x7f).contains(&code) {
+        return None;
+    }
     let shown = match code {
         0x09 => return None,
         0x00..=0x1f => char::from_u32(0x2400 + code)?.to_string(),
@@ -309,17 +366,60 @@ mod tests {
         assert_eq!(token_len(&units(b"\xff\xfex", 0), usize::MAX), 1);
     }
 
-    #[test]
-    fn invalid_bytes_and_controls_are_visible() {
-        let segments = segments(b"a\x00b\xffc\xe2\x80\xaed\te", 0, &[]);
-        let shown: Vec<String> = segments
+    fn shown(segments: &[Segment<'_>]) -> Vec<String> {
+        segments
             .iter()
             .map(|s| match s {
-                Segment::Text(t) => t.clone(),
+                Segment::Text(t) => t.to_string(),
                 Segment::Special { shown, title } => format!("[{shown}|{title}]"),
                 Segment::Marker(_) => unreachable!(),
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn lines_without_blocks_take_the_short_way_to_the_same_segments() {
+        let mut cases: Vec<Vec<u8>> = [
+            &b""[..],
+            b"plain ascii",
+            b"a\x00b\xffc\xe2\x80\xaed\te",
+            b"\xff\xfe",
+            b"\xe2\x80",
+            b"caf\xc3\xa9 \xef\xbb\xbf\x7f\xc2\x85 </script>",
+        ]
+        .iter()
+        .map(|c| c.to_vec())
+        .collect();
+        // Random bytes, weighted toward the interesting ones.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..500 {
+            let mut case = Vec::new();
+            for _ in 0..(x % 24) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let pick = [b'a', b' ', 0x00, 0x1b, 0x7f, 0x80, 0xc3, 0xa9, 0xe2, 0xff];
+                case.push(pick[(x % pick.len() as u64) as usize]);
+            }
+            cases.push(case);
+        }
+        for case in &cases {
+            let short = plain(case);
+            let long = with_markers(case, 0, &[]);
+            assert_eq!(shown(&short), shown(&long), "{case:?}");
+            assert!(
+                short
+                    .windows(2)
+                    .all(|w| !matches!(w, [Segment::Text(_), Segment::Text(_)])),
+                "text runs are merged: {case:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_bytes_and_controls_are_visible() {
+        let segments = segments(b"a\x00b\xffc\xe2\x80\xaed\te", 0, &[]);
+        let shown = shown(&segments);
         assert_eq!(
             shown,
             vec![

@@ -1037,3 +1037,43 @@ fn snapshot_listing_and_function_table() {
         .html();
     insta::assert_snapshot!("function_table", table);
 }
+
+/// The example's block map (`fixtures/report/sample/blocks.json`, behind the
+/// screenshots in `docs/`) still fits its PHP files: every block's line and
+/// column name its byte offset, inside the file.
+#[test]
+fn the_sample_block_map_fits_its_sources() {
+    let sample = fixture("sample");
+    let map: serde_json::Value =
+        serde_json::from_slice(&fs::read(sample.join("blocks.json")).unwrap()).unwrap();
+    let files = map["files"].as_array().unwrap();
+    assert_eq!(files.len(), 4);
+    for file in files {
+        let path = sample.join(file["path"].as_str().unwrap());
+        let source = fs::read(&path).unwrap();
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(newline_offsets(&source).map(|i| i + 1))
+            .collect();
+        for b in file["blocks"].as_array().unwrap() {
+            let block: Block = serde_json::from_value(b.clone()).unwrap();
+            let line_start = starts[block.line as usize - 1];
+            assert_eq!(
+                block.byte_offset,
+                line_start + block.column as usize - 1,
+                "{}: {b}",
+                path.display()
+            );
+            assert!(block.byte_offset < source.len(), "{}: {b}", path.display());
+            assert!(!source[line_start..block.byte_offset].contains(&b'\n'));
+            assert!(b["hits"].is_u64(), "{b}");
+        }
+    }
+}
+
+fn newline_offsets(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'\n')
+        .map(|(i, _)| i)
+}

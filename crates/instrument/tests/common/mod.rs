@@ -1,0 +1,199 @@
+//! Helpers shared by the instrumenter's integration tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use php_fuzz_instrument::{BlockIdAllocator, Instrumented, Outcome, StubStyle, instrument};
+
+/// The workspace root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// Instruments `source` with a fresh allocator (ids from 1).
+pub fn instrument_fresh(source: &[u8], style: StubStyle) -> Outcome {
+    instrument(source, &mut BlockIdAllocator::new(), style).expect("ids never run out in a test")
+}
+
+pub fn expect_instrumented(source: &[u8], style: StubStyle) -> Instrumented {
+    match instrument_fresh(source, style) {
+        Outcome::Instrumented(result) => result,
+        Outcome::Skipped(reason) => {
+            panic!("skipped: {reason}\n{}", String::from_utf8_lossy(source))
+        }
+    }
+}
+
+/// Whether tree-sitter-php parses `source` without ERROR or MISSING nodes.
+pub fn parses_cleanly(source: &[u8]) -> bool {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_php::LANGUAGE_PHP.into())
+        .expect("grammar loads");
+    parser
+        .parse(source, None)
+        .is_some_and(|tree| !tree.root_node().has_error())
+}
+
+/// What instrumentation must never change, whatever the input: line
+/// structure, and every original byte, in order.
+pub fn assert_only_inserted(original: &[u8], output: &[u8]) {
+    let count = |bytes: &[u8], b: u8| bytes.iter().filter(|&&x| x == b).count();
+    let crlf = |bytes: &[u8]| bytes.windows(2).filter(|w| w == b"\r\n").count();
+    assert_eq!(
+        count(original, b'\n'),
+        count(output, b'\n'),
+        "\\n count changed"
+    );
+    assert_eq!(
+        count(original, b'\r'),
+        count(output, b'\r'),
+        "\\r count changed"
+    );
+    assert_eq!(crlf(original), crlf(output), "\\r\\n pairs changed");
+    let mut rest = output.iter();
+    for (at, byte) in original.iter().enumerate() {
+        assert!(
+            rest.any(|b| b == byte),
+            "original byte {at} ({:?}) is missing from the output",
+            *byte as char
+        );
+    }
+}
+
+/// The instrumented text with trace-style stubs abbreviated for review:
+/// a counter statement becomes `«N»`, a wrapper's opening
+/// `traceBlock(«N», ` or `traceTruthy(«N», `. Panics on any stub text it
+/// does not recognise, so the abbreviation cannot hide one.
+pub fn abbreviate(output: &[u8]) -> String {
+    const STUBS: [(&[u8], &[u8], &str, &str); 3] = [
+        (br"\PhpFuzz\FuzzingContext::$trace[] = ", b";", "«", "»"),
+        (br"\PhpFuzz\traceBlock(", b", ", "traceBlock(«", "», "),
+        (br"\PhpFuzz\traceTruthy(", b", ", "traceTruthy(«", "», "),
+    ];
+    let mut text = Vec::new();
+    let mut at = 0;
+    'bytes: while at < output.len() {
+        for (prefix, suffix, open, close) in STUBS {
+            if !output[at..].starts_with(prefix) {
+                continue;
+            }
+            let digits_start = at + prefix.len();
+            let digits = output[digits_start..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let id = std::str::from_utf8(&output[digits_start..digits_start + digits])
+                .expect("ascii digits");
+            assert!(
+                digits > 0 && output[digits_start + digits..].starts_with(suffix),
+                "malformed stub at byte {at}"
+            );
+            text.extend_from_slice(format!("{open}{id}{close}").as_bytes());
+            at = digits_start + digits + suffix.len();
+            continue 'bytes;
+        }
+        text.push(output[at]);
+        at += 1;
+    }
+    let text = String::from_utf8_lossy(&text).into_owned();
+    assert!(
+        !text.contains("PhpFuzz"),
+        "unrecognised stub text in:\n{text}"
+    );
+    text
+}
+
+/// The `php` binary, or `None` (after saying so loudly) when it is missing.
+pub fn php() -> Option<PathBuf> {
+    let php = std::env::var_os("PHP_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("php"));
+    match Command::new(&php).arg("-v").output() {
+        Ok(out) if out.status.success() => Some(php),
+        _ => {
+            eprintln!();
+            eprintln!("########################################################################");
+            eprintln!(
+                "## SKIPPED: no working `{}` found; this test needs the PHP CLI.",
+                php.display()
+            );
+            eprintln!("## Install it (scripts/setup) or set PHP_BINARY. CI always has php.");
+            eprintln!("########################################################################");
+            None
+        }
+    }
+}
+
+/// Path of the runtime that defines `\PhpFuzz\FuzzingContext` and friends.
+pub fn fuzzing_context() -> PathBuf {
+    repo_root().join("php-runtime/FuzzingContext.php")
+}
+
+/// The AST oracle (fixtures/instrument/ast_equivalence.php), or `None`
+/// (after saying so loudly) when nikic/PHP-Parser is not installed.
+pub fn ast_oracle() -> Option<PathBuf> {
+    const AUTOLOAD: &str = "/usr/share/php/PhpParser/autoload.php";
+    if Path::new(AUTOLOAD).is_file() {
+        return Some(repo_root().join("fixtures/instrument/ast_equivalence.php"));
+    }
+    eprintln!();
+    eprintln!("########################################################################");
+    eprintln!("## SKIPPED AST checks: {AUTOLOAD} is missing.");
+    eprintln!("## Install the test libraries: scripts/setup --test-libs (CI does).");
+    eprintln!("########################################################################");
+    None
+}
+
+/// Runs the AST oracle on `(original, instrumented)` pairs, spread over
+/// all cores; returns its verdict lines ("OK …", "SKIP …", "FAIL …").
+pub fn ast_verdicts(
+    php: &Path,
+    oracle: &Path,
+    pairs: &[(PathBuf, PathBuf)],
+    work: &Path,
+) -> Vec<String> {
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(pairs.len().max(1));
+    let chunk = pairs.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = pairs
+            .chunks(chunk)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let list = work.join(format!("ast-pairs-{i}.txt"));
+                let text: String = chunk
+                    .iter()
+                    .map(|(o, n)| format!("{}\t{}\n", o.display(), n.display()))
+                    .collect();
+                std::fs::write(&list, text).expect("write pair list");
+                scope.spawn(move || {
+                    let out = Command::new(php)
+                        .arg(oracle)
+                        .arg(&list)
+                        .output()
+                        .expect("run the AST oracle");
+                    assert!(
+                        out.status.success(),
+                        "AST oracle failed: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    String::from_utf8_lossy(&out.stdout)
+                        .lines()
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("oracle worker"))
+            .collect()
+    })
+}
