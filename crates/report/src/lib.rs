@@ -12,7 +12,8 @@
 //! - `listing` turns the source bytes into lines of text and markers (no
 //!   HTML: askama escapes everything when the templates render it);
 //! - `html`, `json` and `lcov` write the three outputs from the same
-//!   analysis, so they cannot disagree.
+//!   analysis, so they cannot disagree. File pages are independent of each
+//!   other and render in parallel (rayon).
 
 mod analysis;
 mod html;
