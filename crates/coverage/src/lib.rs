@@ -210,6 +210,40 @@ pub fn fingerprint(features: &[Feature]) -> u64 {
     h
 }
 
+/// Remembers recently seen 64-bit fingerprints in a fixed-size table: a
+/// cache (a lookup may miss what was evicted), never a growing set, so a
+/// long campaign's memory stays flat.
+#[derive(Debug, Clone)]
+pub struct FingerprintCache {
+    slots: Vec<u64>,
+}
+
+impl FingerprintCache {
+    /// A cache of `2^bits` slots (8 bytes each).
+    pub fn new(bits: u32) -> FingerprintCache {
+        FingerprintCache {
+            slots: vec![0; 1 << bits],
+        }
+    }
+
+    #[inline]
+    fn slot(&self, fingerprint: u64) -> usize {
+        (fingerprint.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & (self.slots.len() - 1)
+    }
+
+    /// Whether `fingerprint` (never 0) was inserted and not evicted since.
+    #[inline]
+    pub fn contains(&self, fingerprint: u64) -> bool {
+        fingerprint != 0 && self.slots[self.slot(fingerprint)] == fingerprint
+    }
+
+    #[inline]
+    pub fn insert(&mut self, fingerprint: u64) {
+        let slot = self.slot(fingerprint);
+        self.slots[slot] = fingerprint;
+    }
+}
+
 /// Every feature and edge seen in a session.
 #[derive(Debug, Default, Clone)]
 pub struct FeatureSet {
@@ -347,6 +381,26 @@ mod tests {
         let mut edges: Vec<_> = counter.edges().collect();
         edges.sort();
         assert_eq!(edges, vec![(edge(0, 7), 1), (edge(7, 7), 2)]);
+    }
+
+    #[test]
+    fn the_fingerprint_cache_remembers_and_evicts_but_never_grows() {
+        let mut cache = FingerprintCache::new(4);
+        assert!(!cache.contains(42));
+        cache.insert(42);
+        assert!(cache.contains(42));
+        assert!(!cache.contains(0), "0 is never a fingerprint");
+        for f in 1..1000u64 {
+            cache.insert(f.wrapping_mul(0x1234_5678_9abc_def1) | 1);
+        }
+        let remembered = (1..1000u64)
+            .filter(|f| cache.contains(f.wrapping_mul(0x1234_5678_9abc_def1) | 1))
+            .count();
+        assert!(
+            remembered <= 16,
+            "at most one fingerprint per slot: {remembered}"
+        );
+        assert!(remembered >= 8, "recent ones stay: {remembered}");
     }
 
     #[test]

@@ -7,10 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use php_fuzz_corpus::{CorpusDir, CorpusFile};
-use php_fuzz_coverage::{EdgeCounter, Feature, FeatureSet, fingerprint};
+use php_fuzz_coverage::{EdgeCounter, Feature, FeatureSet, FingerprintCache, fingerprint};
 use php_fuzz_harness::{Batch, Coverage, Crash, Executor, HarnessConfig, SourceServer, TargetInfo};
 use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
-use rustc_hash::FxHashSet;
 
 use crate::corpus::{Corpus, Entry, EntryId, keeps_all};
 use crate::crashes::{CrashStore, KnownCrash, Recorded};
@@ -23,9 +22,9 @@ const MAX_BATCH: usize = 4096;
 /// Inputs bigger than this in total are split over several batches.
 const MAX_BATCH_BYTES: usize = 8 << 20;
 const PULSE_EVERY: Duration = Duration::from_secs(3);
-/// Fingerprints of runs known to hold no new feature; cleared when full, so
-/// memory stays flat however long the campaign.
-const MAX_FINGERPRINTS: usize = 1 << 20;
+/// Slots (as a power of two) of the caches of runs known to hold no new
+/// feature: 2^17 × 8 bytes = 1 MiB each, however long the campaign.
+const FINGERPRINT_CACHE_BITS: u32 = 17;
 
 /// How a campaign ended.
 #[derive(Debug, Clone)]
@@ -73,7 +72,7 @@ struct State {
     corpus_dir: CorpusDir,
     features: FeatureSet,
     /// Fingerprints of feature sets already checked against `features`.
-    seen: FxHashSet<u64>,
+    seen: FingerprintCache,
     crashes: CrashStore,
     length: LengthControl,
     max_len: usize,
@@ -123,8 +122,8 @@ struct Scratch {
     trace_hashes: Vec<u64>,
     /// Per input: shorter than its parent, so it may REDUCE and its features count.
     may_reduce: Vec<bool>,
-    /// Hashes of traces whose features held nothing new; worker-local, bounded.
-    known_traces: FxHashSet<u64>,
+    /// Hashes of traces whose features held nothing new; worker-local.
+    known_traces: FingerprintCache,
     crashes: Vec<(usize, Crash)>,
     crashed: Vec<bool>,
     counter: EdgeCounter,
@@ -148,7 +147,7 @@ impl Scratch {
             known: Vec::new(),
             trace_hashes: Vec::new(),
             may_reduce: Vec::new(),
-            known_traces: FxHashSet::default(),
+            known_traces: FingerprintCache::new(FINGERPRINT_CACHE_BITS),
             crashes: Vec::new(),
             crashed: Vec::new(),
             counter: EdgeCounter::new(),
@@ -194,7 +193,7 @@ impl Scratch {
         // unless the input might REDUCE its parent.
         let known = crash.is_none()
             && (repeat
-                || (trace_hash != 0 && !may_reduce && self.known_traces.contains(&trace_hash)));
+                || (trace_hash != 0 && !may_reduce && self.known_traces.contains(trace_hash)));
         self.known.push(known);
         self.blocks += coverage.last.len() as u64 / 4;
         if let Some(crash) = crash {
@@ -314,7 +313,7 @@ pub fn fuzz(
             corpus: Corpus::new(),
             corpus_dir: dir,
             features: FeatureSet::new(),
-            seen: FxHashSet::default(),
+            seen: FingerprintCache::new(FINGERPRINT_CACHE_BITS),
             crashes,
             length,
             max_len,
@@ -655,16 +654,10 @@ fn absorb(
         let fingerprint = scratch.fingerprints[index];
         let is_new = !scratch.crashed[index]
             && !scratch.known[index]
-            && !state.seen.contains(&fingerprint)
+            && !state.seen.contains(fingerprint)
             && state.features.has_new(features);
         if !is_new && !scratch.crashed[index] {
-            if state.seen.len() >= MAX_FINGERPRINTS {
-                state.seen.clear();
-            }
             state.seen.insert(fingerprint);
-            if scratch.known_traces.len() >= MAX_FINGERPRINTS {
-                scratch.known_traces.clear();
-            }
             if scratch.trace_hashes[index] != 0 {
                 scratch.known_traces.insert(scratch.trace_hashes[index]);
             }
