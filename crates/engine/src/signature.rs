@@ -2,8 +2,10 @@
 
 use php_fuzz_harness::{Crash, CrashKind};
 
-/// How many frames under the throw site take part in an exception's signature.
-const EXCEPTION_FRAMES: usize = 2;
+/// How many calling functions under the throw site take part in an
+/// exception's signature: the site and its caller tell one bug from another;
+/// deeper frames mostly tell apart the many paths into the same bug.
+const EXCEPTION_FRAMES: usize = 1;
 
 /// A stable, readable key: equal keys are the same bug.
 pub fn signature(crash: &Crash) -> String {
@@ -210,6 +212,13 @@ mod tests {
         let mut other_caller = a.clone();
         other_caller.problem.frames[1].function = "P->h()".into();
         assert_ne!(signature(&a), signature(&other_caller));
+        let mut other_path = a.clone();
+        other_path.problem.frames[2].function = "Entry::point()".into();
+        assert_eq!(
+            signature(&a),
+            signature(&other_path),
+            "one bug reached along another path further up"
+        );
         let mut other_site = a.clone();
         other_site.problem.line = 6;
         assert_ne!(signature(&a), signature(&other_site));
