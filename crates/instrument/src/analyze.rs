@@ -889,12 +889,47 @@ impl<'s> Analyzer<'s> {
         ) else {
             return;
         };
-        let kind = match self.table.kind(op) {
-            K::AndAnd | K::OrOr | K::And | K::Or => BlockKind::ShortCircuit,
-            K::Coalesce => BlockKind::Coalesce,
-            _ => return,
+        match self.table.kind(op) {
+            K::AndAnd | K::OrOr | K::And | K::Or => {
+                self.wrap_condition(right, op.start_byte(), depth + 1)
+            }
+            K::Coalesce => self.wrap(right, BlockKind::Coalesce, op.start_byte(), depth + 1),
+            _ => {}
+        }
+    }
+
+    /// The right operand of a short-circuit operator: only its truth
+    /// matters, so it is recorded without a call (see `Piece::CloseCondition`).
+    /// A `throw` or `exit` there never has a value: those keep `traceBlock`.
+    fn wrap_condition(&mut self, expr: Node<'_>, anchor: usize, depth: u32) {
+        let special = match self.table.kind(expr) {
+            K::ThrowExpression => true,
+            K::FunctionCallExpression => self.exit_call(expr).is_some(),
+            K::Name => self.is_exit_keyword(expr),
+            _ => false,
         };
-        self.wrap(right, kind, op.start_byte(), depth + 1);
+        if special || self.in_const_expression() || self.by_reference.contains(&expr.id()) {
+            return self.wrap(expr, BlockKind::ShortCircuit, anchor, depth);
+        }
+        let block = self.enclosing_block(
+            BlockKind::ShortCircuit,
+            anchor,
+            expr.start_byte(),
+            expr.end_byte(),
+        );
+        let depth2 = 2 * depth;
+        self.insert(
+            expr.start_byte(),
+            Rank::open(depth2),
+            block,
+            Piece::OpenCondition,
+        );
+        self.insert(
+            expr.end_byte(),
+            Rank::close(depth2),
+            block,
+            Piece::CloseCondition,
+        );
     }
 
     fn conditional(&mut self, node: Node<'_>, depth: u32) {

@@ -26,6 +26,12 @@ pub(crate) enum Piece {
     /// `\PhpFuzz\traceTruthy(ID, ` or `\PhpFuzz\countEdgeIfTruthy(ID, `
     /// before the condition of `a ?: b`.
     OpenTruthy,
+    /// `((` before the right operand of `&&`, `||`, `and`, `or`.
+    OpenCondition,
+    /// `) ? (RECORD) > 0 : (RECORD) < 0)` after it: records the block once
+    /// the operand has its value, and gives that value's truth, which is
+    /// all the operator keeps. No function call, the cost of the others.
+    CloseCondition,
     /// `)` after an `Open` or `OpenTruthy` expression.
     Close,
     /// `))` after an `OpenYield` expression.
@@ -39,7 +45,15 @@ impl Piece {
             (Piece::Counter | Piece::BraceCounter, StubStyle::Trace) => 64,
             (Piece::Counter | Piece::BraceCounter, StubStyle::EdgeMap) => 256,
             (Piece::Open | Piece::OpenYield | Piece::OpenTruthy, _) => 48,
-            (Piece::BraceClose | Piece::Terminator | Piece::Close | Piece::CloseYield, _) => 2,
+            (Piece::CloseCondition, _) => 128,
+            (
+                Piece::BraceClose
+                | Piece::Terminator
+                | Piece::Close
+                | Piece::CloseYield
+                | Piece::OpenCondition,
+                _,
+            ) => 2,
         }
     }
 
@@ -68,6 +82,14 @@ impl Piece {
                 out.push(b'(');
             }
             Piece::OpenTruthy => call_open(out, record_if_truthy_function(style), id),
+            Piece::OpenCondition => out.extend_from_slice(b"(("),
+            Piece::CloseCondition => {
+                out.extend_from_slice(b") ? ");
+                condition_record(out, style, id, true);
+                out.extend_from_slice(b" : ");
+                condition_record(out, style, id, false);
+                out.push(b')');
+            }
             Piece::Close => out.push(b')'),
             Piece::CloseYield => out.extend_from_slice(b"))"),
         }
@@ -111,6 +133,23 @@ fn record_if_truthy_function(style: StubStyle) -> &'static [u8] {
     match style {
         StubStyle::Trace => b"\\PhpFuzz\\traceTruthy(",
         StubStyle::EdgeMap => b"\\PhpFuzz\\countEdgeIfTruthy(",
+    }
+}
+
+/// An expression that records block `id` and evaluates to `value`: in trace
+/// style `(\PhpFuzz\FuzzingContext::$trace[] = ID) > 0` (ids are never 0),
+/// in edge-map style `\PhpFuzz\countEdge(ID, true)`.
+fn condition_record(out: &mut Vec<u8>, style: StubStyle, id: u32, value: bool) {
+    match style {
+        StubStyle::Trace => {
+            out.extend_from_slice(b"(\\PhpFuzz\\FuzzingContext::$trace[] = ");
+            decimal(out, id);
+            out.extend_from_slice(if value { b") > 0" } else { b") < 0" });
+        }
+        StubStyle::EdgeMap => {
+            call_open(out, b"\\PhpFuzz\\countEdge(", id);
+            out.extend_from_slice(if value { b"true)" } else { b"false)" });
+        }
     }
 }
 

@@ -68,9 +68,13 @@ pub fn assert_only_inserted(original: &[u8], output: &[u8]) {
 
 /// The instrumented text with trace-style stubs abbreviated for review:
 /// a counter statement becomes `«N»`, a wrapper's opening
-/// `traceBlock(«N», ` or `traceTruthy(«N», `. Panics on any stub text it
-/// does not recognise, so the abbreviation cannot hide one.
+/// `traceBlock(«N», ` or `traceTruthy(«N», `, and the call-free record of a
+/// short-circuit operand, `) ? (…$trace[] = N) > 0 : (…$trace[] = N) < 0)`,
+/// becomes `) ?«N»)`. Panics on any stub text it does not recognise, so the
+/// abbreviation cannot hide one.
 pub fn abbreviate(output: &[u8]) -> String {
+    const CONDITION: &[u8] = br") ? (\PhpFuzz\FuzzingContext::$trace[] = ";
+    const CONDITION_ELSE: &[u8] = br") > 0 : (\PhpFuzz\FuzzingContext::$trace[] = ";
     const STUBS: [(&[u8], &[u8], &str, &str); 3] = [
         (br"\PhpFuzz\FuzzingContext::$trace[] = ", b";", "«", "»"),
         (br"\PhpFuzz\traceBlock(", b", ", "traceBlock(«", "», "),
@@ -79,6 +83,26 @@ pub fn abbreviate(output: &[u8]) -> String {
     let mut text = Vec::new();
     let mut at = 0;
     'bytes: while at < output.len() {
+        if output[at..].starts_with(CONDITION) {
+            let digits_start = at + CONDITION.len();
+            let digits = output[digits_start..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let id = &output[digits_start..digits_start + digits];
+            let mut expected = CONDITION_ELSE.to_vec();
+            expected.extend_from_slice(id);
+            expected.extend_from_slice(b") < 0)");
+            assert!(
+                digits > 0 && output[digits_start + digits..].starts_with(&expected),
+                "malformed condition record at byte {at}"
+            );
+            text.extend_from_slice(b") ?\xc2\xab");
+            text.extend_from_slice(id);
+            text.extend_from_slice(b"\xc2\xbb)");
+            at = digits_start + digits + expected.len();
+            continue 'bytes;
+        }
         for (prefix, suffix, open, close) in STUBS {
             if !output[at..].starts_with(prefix) {
                 continue;
