@@ -7,13 +7,14 @@ namespace PhpFuzz;
  * fully qualified, so it must be loaded before any of them.
  *
  * Two recording styles exist (see docs/instrumentation.md); a run uses one:
- *  - trace (default): every block appends its id to $trace;
+ *  - trace (default): every block appends its id, as 4 little-endian
+ *    bytes, to $trace;
  *  - edge map: every block counts the edge (prev << 28) | id in $edges.
  */
 final class FuzzingContext
 {
-    /** @var list<int> block ids in the order they ran (trace style) */
-    public static $trace = [];
+    /** @var string block ids in the order they ran, 4 bytes each (trace style) */
+    public static $trace = '';
     /** @var array<int, int> edge => hits (edge-map style) */
     public static $edges = [];
     /** @var int */
@@ -21,24 +22,18 @@ final class FuzzingContext
 
     public static function reset(): void
     {
-        self::$trace = [];
+        self::$trace = '';
         self::$edges = [];
         self::$prev = 0;
     }
 
-    /** The trace as 4-byte little-endian ids, the form the engine reads. */
-    public static function packedTrace(int $fromEnd = 0): string
+    /**
+     * The trace as the engine reads it (4-byte little-endian ids), or its
+     * last $blocks ids.
+     */
+    public static function packedTrace(int $blocks = 0): string
     {
-        $trace = $fromEnd > 0 ? \array_slice(self::$trace, -$fromEnd) : self::$trace;
-        $count = \count($trace);
-        if ($count <= 65536) {
-            return $count === 0 ? '' : \pack('V*', ...$trace);
-        }
-        $packed = '';
-        for ($i = 0; $i < $count; $i += 65536) {
-            $packed .= \pack('V*', ...\array_slice($trace, $i, 65536));
-        }
-        return $packed;
+        return $blocks > 0 ? \substr(self::$trace, -4 * $blocks) : self::$trace;
     }
 
     /** The edge map as pairs of a u64 edge and a u32 count, little-endian. */
@@ -54,15 +49,15 @@ final class FuzzingContext
 
 /**
  * Records an expression-level block and returns the expression's value
- * (trace style).
+ * (trace style; $id is the block id's 4 bytes).
  *
  * @template T
  * @param T $value
  * @return T
  */
-function traceBlock(int $id, $value)
+function traceBlock(string $id, $value)
 {
-    FuzzingContext::$trace[] = $id;
+    FuzzingContext::$trace .= $id;
     return $value;
 }
 
@@ -74,10 +69,10 @@ function traceBlock(int $id, $value)
  * @param T $value
  * @return T
  */
-function traceTruthy(int $id, $value)
+function traceTruthy(string $id, $value)
 {
     if ($value) {
-        FuzzingContext::$trace[] = $id;
+        FuzzingContext::$trace .= $id;
     }
     return $value;
 }

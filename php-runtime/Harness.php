@@ -247,7 +247,7 @@ final class Harness
         $nextFlush = \hrtime(true) + $this->flushIntervalNs;
 
         foreach ($inputs as $i => $input) {
-            FuzzingContext::$trace = [];
+            FuzzingContext::$trace = '';
             if (!$traceStyle) {
                 FuzzingContext::$edges = [];
                 FuzzingContext::$prev = 0;
@@ -304,7 +304,7 @@ final class Harness
         if ($this->signals) {
             \pcntl_alarm(0);
         }
-        FuzzingContext::$trace = [];
+        FuzzingContext::$trace = '';
         $this->phase = 'idle';
     }
 
@@ -366,7 +366,7 @@ final class Harness
         }
         if ($this->style === self::STYLE_TRACE) {
             $chunk = FuzzingContext::packedTrace();
-            FuzzingContext::$trace = [];
+            FuzzingContext::$trace = '';
         } else {
             $chunk = FuzzingContext::packedEdges();
             FuzzingContext::$edges = [];

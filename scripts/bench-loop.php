@@ -43,7 +43,7 @@ if (!$inputs) {
 }
 
 set_error_handler(function () { return true; });
-$benchStrings = class_exists('PhpFuzzBench\Ctx', false);
+$benchArray = class_exists('PhpFuzzBench\Ctx', false);
 $calls = 0;
 $deadline = hrtime(true) + (int) ($seconds * 1e9);
 $started = hrtime(true);
@@ -58,9 +58,9 @@ do {
             // What the harness sends: the coverage in its wire form.
             $bytes += strlen(\PhpFuzz\FuzzingContext::packedTrace()) + strlen(\PhpFuzz\FuzzingContext::packedEdges());
             \PhpFuzz\FuzzingContext::reset();
-            if ($benchStrings) {
-                $bytes += strlen(\PhpFuzzBench\Ctx::$s);
-                \PhpFuzzBench\Ctx::$s = '';
+            if ($benchArray && \PhpFuzzBench\Ctx::$a) {
+                $bytes += strlen(pack('V*', ...\PhpFuzzBench\Ctx::$a));
+                \PhpFuzzBench\Ctx::$a = [];
             }
         }
         $calls++;

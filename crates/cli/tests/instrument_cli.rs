@@ -60,7 +60,7 @@ fn prints_one_file_instrumented_with_its_lines_intact() {
     let original = std::fs::read(&file).unwrap();
     let cwd = repo();
     for (style, marker) in [
-        ("trace", "FuzzingContext::$trace[] = 1;"),
+        ("trace", r#"FuzzingContext::$trace .= "\x01\x00\x00\x00";"#),
         ("edge-map", "FuzzingContext::$edges["),
     ] {
         let out = php_fuzz(&[file.to_str().unwrap(), "--stub", style], &cwd);
@@ -237,7 +237,7 @@ fn the_mirrored_tree_runs_like_the_original() {
     std::fs::write(
         &prepend,
         format!(
-            "<?php\nrequire {:?};\nregister_shutdown_function(function () {{ fwrite(STDERR, count(\\PhpFuzz\\FuzzingContext::$trace) . ' blocks'); }});\n",
+            "<?php\nrequire {:?};\nregister_shutdown_function(function () {{ fwrite(STDERR, strlen(\\PhpFuzz\\FuzzingContext::$trace) / 4 . ' blocks'); }});\n",
             repo().join("php-runtime/FuzzingContext.php")
         ),
     )

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CorpusError, content_hash, io_error, write_atomically};
+use crate::{CorpusError, content_hash, io_error, replace_atomically, write_atomically};
 
 /// The readable sidecar saved next to each crash input (`<artifact>.json`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -82,11 +82,9 @@ impl ArtifactDir {
                 source,
             })?;
         json.push(b'\n');
-        if !write_atomically(&sidecar, &json)? {
-            // Same input found again with a different report: keep the newest.
-            fs::remove_file(&sidecar).map_err(io_error(&sidecar, "cannot replace"))?;
-            write_atomically(&sidecar, &json)?;
-        }
+        // The same input found again (perhaps by another process) with a
+        // different report: keep the newest.
+        replace_atomically(&sidecar, &json)?;
         Ok(SavedArtifact {
             input: input_path,
             sidecar,

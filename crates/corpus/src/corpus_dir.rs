@@ -3,7 +3,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{CorpusError, content_hash, io_error, write_atomically};
+use crate::{CorpusError, content_hash, io_error, is_not_found, write_atomically};
 
 /// Names (relative to the corpus root) of the files php-fuzz itself wrote,
 /// one per line. Only these are ever deleted; everything else is a seed.
@@ -92,19 +92,27 @@ impl CorpusDir {
             .into_iter()
             .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
         for entry in walker {
-            let entry = entry.map_err(|err| {
-                let path = err.path().unwrap_or(&self.root).to_path_buf();
-                CorpusError::Io {
-                    path,
-                    what: "cannot read the corpus",
-                    source: err.into(),
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(err) if err.path().is_some_and(vanished) && err.depth() > 0 => continue,
+                Err(err) => {
+                    let path = err.path().unwrap_or(&self.root).to_path_buf();
+                    return Err(CorpusError::Io {
+                        path,
+                        what: "cannot read the corpus",
+                        source: err.into(),
+                    });
                 }
-            })?;
+            };
             if !entry.file_type().is_file() || self.known.contains(entry.path()) {
                 continue;
             }
             let path = entry.path().to_path_buf();
-            let data = fs::read(&path).map_err(io_error(&path, "cannot read corpus file"))?;
+            let data = match fs::read(&path) {
+                Ok(data) => data,
+                Err(err) if is_not_found(&err) && vanished(&path) => continue,
+                Err(err) => return Err(io_error(&path, "cannot read corpus file")(err)),
+            };
             self.known.insert(path.clone());
             files.push(CorpusFile {
                 owned: self.owned.contains(&path),
@@ -149,7 +157,7 @@ impl CorpusDir {
         }
         match fs::remove_file(path) {
             Ok(()) => Ok(true),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(true),
+            Err(err) if is_not_found(&err) => Ok(true),
             Err(err) => Err(CorpusError::Io {
                 path: path.to_path_buf(),
                 what: "cannot delete",
@@ -157,6 +165,12 @@ impl CorpusDir {
             }),
         }
     }
+}
+
+/// True if `path` is gone, not even a dangling link: another php-fuzz
+/// process sharing the directory replaced it between listing and reading.
+fn vanished(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_err_and(|err| is_not_found(&err))
 }
 
 #[cfg(test)]
@@ -244,5 +258,14 @@ mod tests {
             .unwrap();
         let err = CorpusDir::open(dir.path()).unwrap().load_all().unwrap_err();
         assert!(err.to_string().contains("dangling"), "{err}");
+    }
+
+    #[test]
+    fn a_removed_file_has_vanished_but_a_dangling_link_has_not() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(vanished(&dir.path().join("removed")));
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling"))
+            .unwrap();
+        assert!(!vanished(&dir.path().join("dangling")));
     }
 }

@@ -44,9 +44,14 @@ pub(crate) fn io_error(
     move |source| CorpusError::Io { path, what, source }
 }
 
-/// Writes `data` to `path` atomically. Returns false, writing nothing, if
-/// `path` already exists.
-pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bool, CorpusError> {
+pub(crate) fn is_not_found(err: &std::io::Error) -> bool {
+    err.kind() == std::io::ErrorKind::NotFound
+}
+
+fn temp_file_with(
+    path: &std::path::Path,
+    data: &[u8],
+) -> Result<tempfile::NamedTempFile, CorpusError> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     let mut file = tempfile::Builder::new()
@@ -55,7 +60,13 @@ pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bo
         .map_err(io_error(dir, "cannot create a file in this directory"))?;
     file.write_all(data)
         .map_err(io_error(file.path(), "cannot write"))?;
-    match file.persist_noclobber(path) {
+    Ok(file)
+}
+
+/// Writes `data` to `path` atomically. Returns false, writing nothing, if
+/// `path` already exists.
+pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bool, CorpusError> {
+    match temp_file_with(path, data)?.persist_noclobber(path) {
         Ok(_) => Ok(true),
         Err(err) if err.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
         Err(err) => Err(CorpusError::Io {
@@ -64,4 +75,17 @@ pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bo
             source: err.error,
         }),
     }
+}
+
+/// Writes `data` to `path` atomically, replacing what is there: a reader
+/// sees the old file or the new one, never a mix or nothing.
+pub(crate) fn replace_atomically(path: &std::path::Path, data: &[u8]) -> Result<(), CorpusError> {
+    temp_file_with(path, data)?
+        .persist(path)
+        .map(drop)
+        .map_err(|err| CorpusError::Io {
+            path: path.to_path_buf(),
+            what: "cannot write",
+            source: err.error,
+        })
 }

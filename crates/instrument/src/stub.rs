@@ -45,7 +45,7 @@ impl Piece {
             (Piece::Counter | Piece::BraceCounter, StubStyle::Trace) => 64,
             (Piece::Counter | Piece::BraceCounter, StubStyle::EdgeMap) => 256,
             (Piece::Open | Piece::OpenYield | Piece::OpenTruthy, _) => 48,
-            (Piece::CloseCondition, _) => 128,
+            (Piece::CloseCondition, _) => 160,
             (
                 Piece::BraceClose
                 | Piece::Terminator
@@ -76,12 +76,12 @@ impl Piece {
             }
             Piece::BraceClose => out.push(b'}'),
             Piece::Terminator => out.push(b';'),
-            Piece::Open => call_open(out, record_function(style), id),
+            Piece::Open => call_open(out, record_function(style), style, id),
             Piece::OpenYield => {
-                call_open(out, record_function(style), id);
+                call_open(out, record_function(style), style, id);
                 out.push(b'(');
             }
-            Piece::OpenTruthy => call_open(out, record_if_truthy_function(style), id),
+            Piece::OpenTruthy => call_open(out, record_if_truthy_function(style), style, id),
             Piece::OpenCondition => out.extend_from_slice(b"(("),
             Piece::CloseCondition => {
                 out.extend_from_slice(b") ? ");
@@ -101,8 +101,8 @@ impl Piece {
 fn counter(out: &mut Vec<u8>, style: StubStyle, id: u32) {
     match style {
         StubStyle::Trace => {
-            out.extend_from_slice(b"\\PhpFuzz\\FuzzingContext::$trace[] = ");
-            decimal(out, id);
+            out.extend_from_slice(b"\\PhpFuzz\\FuzzingContext::$trace .= ");
+            packed(out, id);
             out.push(b';');
         }
         StubStyle::EdgeMap => {
@@ -142,21 +142,40 @@ fn record_if_truthy_function(style: StubStyle) -> &'static [u8] {
 fn condition_record(out: &mut Vec<u8>, style: StubStyle, id: u32, value: bool) {
     match style {
         StubStyle::Trace => {
-            out.extend_from_slice(b"(\\PhpFuzz\\FuzzingContext::$trace[] = ");
-            decimal(out, id);
-            out.extend_from_slice(if value { b") > 0" } else { b") < 0" });
+            out.extend_from_slice(b"(\\PhpFuzz\\FuzzingContext::$trace .= ");
+            packed(out, id);
+            out.extend_from_slice(if value { b") !== ''" } else { b") === ''" });
         }
         StubStyle::EdgeMap => {
-            call_open(out, b"\\PhpFuzz\\countEdge(", id);
+            call_open(out, b"\\PhpFuzz\\countEdge(", style, id);
             out.extend_from_slice(if value { b"true)" } else { b"false)" });
         }
     }
 }
 
-fn call_open(out: &mut Vec<u8>, function: &[u8], id: u32) {
+fn call_open(out: &mut Vec<u8>, function: &[u8], style: StubStyle, id: u32) {
     out.extend_from_slice(function);
-    decimal(out, id);
+    match style {
+        StubStyle::Trace => packed(out, id),
+        StubStyle::EdgeMap => decimal(out, id),
+    }
     out.extend_from_slice(b", ");
+}
+
+/// The id as the trace holds it: a string literal of its 4 little-endian
+/// bytes, `"\x07\x00\x00\x00"`.
+fn packed(out: &mut Vec<u8>, id: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    for byte in id.to_le_bytes() {
+        out.extend_from_slice(&[
+            b'\\',
+            b'x',
+            HEX[(byte >> 4) as usize],
+            HEX[(byte & 15) as usize],
+        ]);
+    }
+    out.push(b'"');
 }
 
 fn decimal(out: &mut Vec<u8>, mut id: u32) {
@@ -194,11 +213,11 @@ mod tests {
     fn trace_counter_appends_the_id() {
         assert_eq!(
             text(Piece::Counter, StubStyle::Trace, 0x0102_03ff),
-            r"\PhpFuzz\FuzzingContext::$trace[] = 16909311;"
+            r#"\PhpFuzz\FuzzingContext::$trace .= "\xff\x03\x02\x01";"#
         );
         assert_eq!(
             text(Piece::BraceCounter, StubStyle::Trace, 0),
-            r"{\PhpFuzz\FuzzingContext::$trace[] = 0; "
+            r#"{\PhpFuzz\FuzzingContext::$trace .= "\x00\x00\x00\x00"; "#
         );
     }
 
@@ -216,7 +235,7 @@ mod tests {
     fn wrappers_call_the_runtime_function_of_the_style() {
         assert_eq!(
             text(Piece::Open, StubStyle::Trace, 258),
-            r"\PhpFuzz\traceBlock(258, "
+            r#"\PhpFuzz\traceBlock("\x02\x01\x00\x00", "#
         );
         assert_eq!(
             text(Piece::Open, StubStyle::EdgeMap, 258),
@@ -224,17 +243,25 @@ mod tests {
         );
         assert_eq!(
             text(Piece::OpenYield, StubStyle::Trace, 9),
-            r"\PhpFuzz\traceBlock(9, ("
+            r#"\PhpFuzz\traceBlock("\x09\x00\x00\x00", ("#
         );
         assert_eq!(
             text(Piece::OpenTruthy, StubStyle::Trace, 9),
-            r"\PhpFuzz\traceTruthy(9, "
+            r#"\PhpFuzz\traceTruthy("\x09\x00\x00\x00", "#
         );
         assert_eq!(
             text(Piece::OpenTruthy, StubStyle::EdgeMap, 9),
             r"\PhpFuzz\countEdgeIfTruthy(9, "
         );
         assert_eq!(text(Piece::CloseYield, StubStyle::EdgeMap, 9), "))");
+        assert_eq!(
+            text(Piece::CloseCondition, StubStyle::Trace, 9),
+            r#") ? (\PhpFuzz\FuzzingContext::$trace .= "\x09\x00\x00\x00") !== '' : (\PhpFuzz\FuzzingContext::$trace .= "\x09\x00\x00\x00") === '')"#
+        );
+        assert_eq!(
+            text(Piece::CloseCondition, StubStyle::EdgeMap, 9),
+            r") ? \PhpFuzz\countEdge(9, true) : \PhpFuzz\countEdge(9, false))"
+        );
     }
 
     #[test]

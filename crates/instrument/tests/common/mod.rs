@@ -69,57 +69,50 @@ pub fn assert_only_inserted(original: &[u8], output: &[u8]) {
 /// The instrumented text with trace-style stubs abbreviated for review:
 /// a counter statement becomes `«N»`, a wrapper's opening
 /// `traceBlock(«N», ` or `traceTruthy(«N», `, and the call-free record of a
-/// short-circuit operand, `) ? (…$trace[] = N) > 0 : (…$trace[] = N) < 0)`,
-/// becomes `) ?«N»)`. Panics on any stub text it does not recognise, so the
-/// abbreviation cannot hide one.
+/// short-circuit operand, `) ? (…$trace .= "ID") !== '' : (…$trace .= "ID") === '')`,
+/// becomes `) ?«N»)`. Ids are the 4-byte literals the stubs append.
+/// Panics on any stub text it does not recognise, so the abbreviation
+/// cannot hide one.
 pub fn abbreviate(output: &[u8]) -> String {
-    const CONDITION: &[u8] = br") ? (\PhpFuzz\FuzzingContext::$trace[] = ";
-    const CONDITION_ELSE: &[u8] = br") > 0 : (\PhpFuzz\FuzzingContext::$trace[] = ";
+    const TRACE: &[u8] = br"\PhpFuzz\FuzzingContext::$trace .= ";
     const STUBS: [(&[u8], &[u8], &str, &str); 3] = [
-        (br"\PhpFuzz\FuzzingContext::$trace[] = ", b";", "«", "»"),
+        (TRACE, b";", "«", "»"),
         (br"\PhpFuzz\traceBlock(", b", ", "traceBlock(«", "», "),
         (br"\PhpFuzz\traceTruthy(", b", ", "traceTruthy(«", "», "),
     ];
     let mut text = Vec::new();
     let mut at = 0;
     'bytes: while at < output.len() {
-        if output[at..].starts_with(CONDITION) {
-            let digits_start = at + CONDITION.len();
-            let digits = output[digits_start..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            let id = &output[digits_start..digits_start + digits];
-            let mut expected = CONDITION_ELSE.to_vec();
-            expected.extend_from_slice(id);
-            expected.extend_from_slice(b") < 0)");
+        if let Some(rest) = output[at..].strip_prefix(br") ? (".as_slice())
+            && let Some(rest) = rest.strip_prefix(TRACE)
+        {
+            let (id, literal) = packed_id(rest)
+                .unwrap_or_else(|| panic!("malformed condition record at byte {at}"));
+            let mut expected = rest[..literal].to_vec();
+            expected.extend_from_slice(b") !== '' : (");
+            expected.extend_from_slice(TRACE);
+            expected.extend_from_slice(&rest[..literal]);
+            expected.extend_from_slice(b") === '')");
             assert!(
-                digits > 0 && output[digits_start + digits..].starts_with(&expected),
+                rest.starts_with(&expected),
                 "malformed condition record at byte {at}"
             );
-            text.extend_from_slice(b") ?\xc2\xab");
-            text.extend_from_slice(id);
-            text.extend_from_slice(b"\xc2\xbb)");
-            at = digits_start + digits + expected.len();
+            text.extend_from_slice(format!(") ?«{id}»)").as_bytes());
+            at = output.len() - rest.len() + expected.len();
             continue 'bytes;
         }
         for (prefix, suffix, open, close) in STUBS {
-            if !output[at..].starts_with(prefix) {
+            let Some(rest) = output[at..].strip_prefix(prefix) else {
                 continue;
-            }
-            let digits_start = at + prefix.len();
-            let digits = output[digits_start..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            let id = std::str::from_utf8(&output[digits_start..digits_start + digits])
-                .expect("ascii digits");
+            };
+            let (id, literal) =
+                packed_id(rest).unwrap_or_else(|| panic!("malformed stub at byte {at}"));
             assert!(
-                digits > 0 && output[digits_start + digits..].starts_with(suffix),
+                rest[literal..].starts_with(suffix),
                 "malformed stub at byte {at}"
             );
             text.extend_from_slice(format!("{open}{id}{close}").as_bytes());
-            at = digits_start + digits + suffix.len();
+            at = output.len() - rest.len() + literal + suffix.len();
             continue 'bytes;
         }
         text.push(output[at]);
@@ -131,6 +124,25 @@ pub fn abbreviate(output: &[u8]) -> String {
         "unrecognised stub text in:\n{text}"
     );
     text
+}
+
+/// A block id written as the stubs write it, `"\xHH\xHH\xHH\xHH"` (4
+/// little-endian bytes), at the start of `text`: the id, and the literal's length.
+fn packed_id(text: &[u8]) -> Option<(u32, usize)> {
+    const LEN: usize = 2 + 4 * 4;
+    let literal = text.get(..LEN)?;
+    if literal[0] != b'"' || literal[LEN - 1] != b'"' {
+        return None;
+    }
+    let mut bytes = [0u8; 4];
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        let escape = &literal[1 + 4 * i..5 + 4 * i];
+        if &escape[..2] != br"\x" {
+            return None;
+        }
+        *byte = u8::from_str_radix(std::str::from_utf8(&escape[2..]).ok()?, 16).ok()?;
+    }
+    Some((u32::from_le_bytes(bytes), LEN))
 }
 
 /// The `php` binary, or `None` (after saying so loudly) when it is missing.
