@@ -277,7 +277,7 @@ final class Harness
             if ($problem === null && $traceStyle && $this->dedupTraces) {
                 // A run that went exactly like an earlier one is sent as its
                 // trace's hash alone: most mutants take known paths.
-                $coverage = FuzzingContext::packedTrace();
+                $coverage = FuzzingContext::$trace;
                 $hash = \hash('xxh3', $coverage, true);
                 if (isset($this->seenTraces[$hash])) {
                     $this->pending .= "\0\1" . $hash . "\0\0\0\0\0\0\0\0\0";
@@ -290,7 +290,7 @@ final class Harness
                     $this->pending .= "\0\0" . $hash . \pack('P', \strlen($coverage)) . $coverage . "\0";
                 }
             } else {
-                $coverage = $traceStyle ? FuzzingContext::packedTrace() : FuzzingContext::packedEdges();
+                $coverage = $traceStyle ? FuzzingContext::$trace : FuzzingContext::packedEdges();
                 $this->pending .= \chr($status) . "\0\0\0\0\0\0\0\0\0" . \pack('P', \strlen($coverage)) . $coverage
                     . ($problem === null ? "\0" : "\1" . $problem);
             }

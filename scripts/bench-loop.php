@@ -55,12 +55,21 @@ do {
         } catch (Throwable $e) {
         }
         if ($collect) {
-            // What the harness sends: the coverage in its wire form.
-            $bytes += strlen(\PhpFuzz\FuzzingContext::packedTrace()) + strlen(\PhpFuzz\FuzzingContext::packedEdges());
-            \PhpFuzz\FuzzingContext::reset();
-            if ($benchArray && \PhpFuzzBench\Ctx::$a) {
+            // What the harness does: take the coverage in its wire form and
+            // reset only what the stub design records into.
+            if (\PhpFuzz\FuzzingContext::$trace !== '') {
+                $bytes += strlen(\PhpFuzz\FuzzingContext::$trace);
+                \PhpFuzz\FuzzingContext::$trace = '';
+            } elseif ($benchArray && \PhpFuzzBench\Ctx::$a) {
                 $bytes += strlen(pack('V*', ...\PhpFuzzBench\Ctx::$a));
                 \PhpFuzzBench\Ctx::$a = [];
+            } elseif ($benchArray && \PhpFuzzBench\Ctx::$s) {
+                $bytes += strlen(implode('', \PhpFuzzBench\Ctx::$s));
+                \PhpFuzzBench\Ctx::$s = [];
+            } else {
+                $bytes += strlen(\PhpFuzz\FuzzingContext::packedEdges());
+                \PhpFuzz\FuzzingContext::$edges = [];
+                \PhpFuzz\FuzzingContext::$prev = 0;
             }
         }
         $calls++;
