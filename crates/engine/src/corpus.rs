@@ -109,10 +109,19 @@ impl Corpus {
     }
 }
 
-/// True if every feature of `required` (sorted) is in `features` (sorted).
+/// True if every feature of `required` (sorted, each once) is in
+/// `features` (any order, each once). `required` is an entry's unique
+/// features, usually a handful, so this looks each run feature up in it
+/// rather than sorting the run's.
 pub fn keeps_all(features: &[Feature], required: &[Feature]) -> bool {
-    let mut it = features.iter();
-    required.iter().all(|r| it.by_ref().any(|f| f == r))
+    if required.is_empty() {
+        return true;
+    }
+    let found = features
+        .iter()
+        .filter(|f| required.binary_search(f).is_ok())
+        .count();
+    found == required.len()
 }
 
 #[cfg(test)]
@@ -166,5 +175,7 @@ mod tests {
         assert!(keeps_all(&[1], &[]));
         assert!(!keeps_all(&[1, 2, 3], &[2, 4]));
         assert!(!keeps_all(&[], &[1]));
+        assert!(keeps_all(&[5, 3, 2, 1], &[2, 5]));
+        assert!(!keeps_all(&[5, 3, 1], &[2, 5]));
     }
 }

@@ -701,12 +701,14 @@ fn absorb(
             // A run that went exactly like its parent keeps all its features,
             // even when only the trace's hash came back.
             let same_path = trace_hash != 0 && trace_hash == parent_entry.trace_hash;
-            let keeps = if scratch.known[index] {
-                same_path
-            } else {
-                keeps_all(features, &parent_entry.unique)
+            let keeps = || {
+                if scratch.known[index] {
+                    same_path
+                } else {
+                    keeps_all(features, &parent_entry.unique)
+                }
             };
-            if input.len() < parent_entry.data.len() && keeps {
+            if input.len() < parent_entry.data.len() && keeps() {
                 let path = state.corpus_dir.save(input)?;
                 let old =
                     state
