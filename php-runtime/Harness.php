@@ -364,14 +364,17 @@ final class Harness
         if (!$this->running) {
             return;
         }
-        if ($this->style === self::STYLE_TRACE) {
-            $chunk = FuzzingContext::packedTrace();
+        $trace = $this->style === self::STYLE_TRACE;
+        $chunk = $trace ? FuzzingContext::$trace : FuzzingContext::packedEdges();
+        // Reset only once sent: a target that has used up its memory can
+        // die building the frame, and its last blocks must then still be
+        // there for the dying report (they show a runaway recursion).
+        $this->wire->send(\pack('VV', Wire::EV_COVERAGE_CHUNK, $this->index) . Wire::bytes($chunk));
+        if ($trace) {
             FuzzingContext::$trace = '';
         } else {
-            $chunk = FuzzingContext::packedEdges();
             FuzzingContext::$edges = [];
         }
-        $this->wire->send(\pack('VV', Wire::EV_COVERAGE_CHUNK, $this->index) . Wire::bytes($chunk));
     }
 
     public static function shutdownHook(): void
