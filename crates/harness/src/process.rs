@@ -102,7 +102,10 @@ impl HarnessProcess {
                 "-d",
                 "html_errors=0",
             ])
-            .args(["-d", "error_reporting=-1", "-d", "max_execution_time=0"]);
+            .args(["-d", "error_reporting=-1", "-d", "max_execution_time=0"])
+            // Opcache (not its JIT) keeps the instrumented code compiled and
+            // optimised; --ini opcache.enable_cli=0 turns it off.
+            .args(["-d", "opcache.enable_cli=1"]);
         for (key, value) in &config.ini {
             command.arg("-d").arg(format!("{key}={value}"));
         }

@@ -303,3 +303,32 @@ fn a_file_reading_its_own_halt_compiler_data_reads_the_right_bytes() {
             .any(|f| f.path.ends_with("lib/Installer.php") && f.instrumented.is_some())
     );
 }
+
+fn reported(executor: &mut Executor, input: &[u8]) -> String {
+    let results = run(executor, &[input]);
+    let crash = results[0].0.as_ref().expect("the probe always fails");
+    crash.problem.message.clone()
+}
+
+#[test]
+fn opcache_is_on_by_default_and_caches_the_instrumented_target() {
+    let target = repo().join("fixtures/targets/php_settings.php");
+    let mut ex = executor_with(&target, StubStyle::Trace, |_| {});
+    assert_eq!(
+        reported(&mut ex, b"opcache.enable_cli"),
+        "opcache.enable_cli='1'"
+    );
+    assert_eq!(reported(&mut ex, b"opcache-cached"), "opcache-cached=true");
+
+    let mut off = executor_with(&target, StubStyle::Trace, |config| {
+        config.ini.push(("opcache.enable_cli".into(), "0".into()));
+    });
+    assert_eq!(
+        reported(&mut off, b"opcache.enable_cli"),
+        "opcache.enable_cli='0'"
+    );
+    assert_eq!(
+        reported(&mut off, b"opcache-cached"),
+        "opcache-cached=false"
+    );
+}
