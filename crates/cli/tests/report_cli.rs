@@ -4,7 +4,7 @@ mod common;
 
 use std::fs;
 
-use common::{fixture, php_fuzz};
+use common::{fixture, php_fuzz, php_fuzz_into_closed_pipe};
 use scraper::{Html, Selector};
 
 fn line_of(source: &str, needle: &str) -> usize {
@@ -219,4 +219,23 @@ fn an_empty_corpus_and_a_missing_one() {
     );
     assert_eq!(run.code(), 1, "{}", run.all());
     assert!(run.stderr().contains("missing"), "{}", run.all());
+}
+
+#[test]
+fn report_coverage_into_a_closed_pipe_writes_the_report_and_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture("report/target.php");
+    let corpus = fixture("report/corpus");
+    let run = php_fuzz_into_closed_pipe(
+        &[
+            "report-coverage",
+            target.to_str().unwrap(),
+            corpus.to_str().unwrap(),
+            "out",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 0, "{}", run.all());
+    assert!(!run.stderr().contains("panicked"), "{}", run.all());
+    assert!(dir.path().join("out/index.html").exists());
 }
