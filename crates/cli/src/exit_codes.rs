@@ -27,13 +27,3 @@ pub fn for_findings(kinds: impl IntoIterator<Item = CrashKind>) -> ExitCode {
     }
     ExitCode::from(code)
 }
-
-/// Kind from a crash record's name, as saved in sidecars.
-pub fn kind_from_name(name: &str) -> CrashKind {
-    match name {
-        "timeout" => CrashKind::Timeout,
-        "out-of-memory" => CrashKind::OutOfMemory,
-        "warning" => CrashKind::Warning,
-        _ => CrashKind::Exception,
-    }
-}

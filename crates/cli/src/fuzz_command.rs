@@ -89,10 +89,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
     )?;
     print_summary(&out, &summary);
     Ok(exit_codes::for_findings(
-        summary
-            .crashes
-            .iter()
-            .map(|c| exit_codes::kind_from_name(&c.record.kind)),
+        summary.crashes.iter().map(|c| c.kind),
     ))
 }
 

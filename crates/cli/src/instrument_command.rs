@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::harness_args::StyleArg;
+use crate::stdout::Stdout;
 
 /// Name of the block map `--out` writes at the top of DIR.
 pub const BLOCK_MAP: &str = "php-fuzz-blocks.json";
@@ -100,14 +101,8 @@ fn print_one(args: &InstrumentArgs, style: StubStyle) -> anyhow::Result<ExitCode
                 source
             }
         };
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(&output).and_then(|()| stdout.flush()) {
-        // `php-fuzz instrument f.php | head` is not an error.
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(err).context("cannot write to stdout")
-        }
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    Stdout::lock().write(&output)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// One file to mirror.
@@ -275,28 +270,29 @@ fn mirror(args: &InstrumentArgs, out: &Path, style: StubStyle) -> anyhow::Result
 
     let seconds = started.elapsed().as_secs_f64();
     let megabytes = php_bytes as f64 / 1e6;
-    println!(
+    let mut stdout = Stdout::lock();
+    stdout.line(format_args!(
         "instrumented {} ({blocks} blocks), skipped {}, copied {} into {}",
         plural(map.files.len(), "PHP file"),
         map.skipped.len(),
         plural(copied, "other file"),
         out.display()
-    );
+    ))?;
     for (job, done) in jobs.iter().zip(&done) {
         if let Done::Skipped(reason) = done {
             let SkipReason::ParseError { line } = reason;
-            println!(
+            stdout.line(format_args!(
                 "  skipped {}:{line}: {reason}; copied unchanged",
                 job.from.display()
-            );
+            ))?;
         }
     }
-    println!(
+    stdout.line(format_args!(
         "{megabytes:.2} MB of PHP in {seconds:.2} s: {:.1} MB/s on {} threads",
         megabytes / seconds.max(1e-9),
         pool.current_num_threads()
-    );
-    println!("block map: {}", map_path.display());
+    ))?;
+    stdout.line(format_args!("block map: {}", map_path.display()))?;
     Ok(ExitCode::SUCCESS)
 }
 

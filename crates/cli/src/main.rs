@@ -7,6 +7,7 @@ mod instrument_command;
 mod minimize_command;
 mod report_command;
 mod run_single_command;
+mod stdout;
 
 use std::process::ExitCode;
 

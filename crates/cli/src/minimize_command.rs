@@ -8,6 +8,7 @@ use php_fuzz_engine::{MinimizeOptions, minimize, preview};
 use php_fuzz_harness::Executor;
 
 use crate::harness_args::HarnessArgs;
+use crate::stdout::Stdout;
 
 /// Arguments of `php-fuzz minimize-crash`.
 #[derive(clap::Args, Debug)]
@@ -55,7 +56,7 @@ pub fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot create {}", args.artifact_dir.display()))?;
     let path = args.artifact_dir.join(format!(
         "minimized-{}.txt",
-        php_fuzz_corpus::content_hash(&outcome.input)
+        php_fuzz_storage::content_hash(&outcome.input)
     ));
     std::fs::write(&path, &outcome.input)
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -64,19 +65,20 @@ pub fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     } else {
         "stopped by a limit before reaching a 1-minimal input"
     };
-    println!(
+    let mut stdout = Stdout::lock();
+    stdout.line(format_args!(
         "minimized {} -> {} bytes in {} runs, {:.2} s ({status})",
         outcome.original_len,
         outcome.input.len(),
         outcome.runs,
         outcome.elapsed.as_secs_f64()
-    );
-    println!("same crash: {}", outcome.signature);
-    println!("  {}", outcome.crash.problem.headline());
+    ))?;
+    stdout.line(format_args!("same crash: {}", outcome.signature))?;
+    stdout.line(format_args!("  {}", outcome.crash.problem.headline()))?;
     for line in outcome.crash.problem.trace.lines() {
-        println!("    {line}");
+        stdout.line(format_args!("    {line}"))?;
     }
-    println!("input: {}", preview(&outcome.input, 200));
-    println!("written to {}", path.display());
+    stdout.line(format_args!("input: {}", preview(&outcome.input, 200)))?;
+    stdout.line(format_args!("written to {}", path.display()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -5,13 +5,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use php_fuzz_engine::{BlockHits, collect_inputs, replay};
+use php_fuzz_engine::{HitsByBlock, collect_inputs, replay};
 use php_fuzz_harness::{Coverage, Executor};
-use php_fuzz_report::{
-    BlockHits as ReportBlock, FileCoverage, ReplayCrash, ReportInput, write_report,
-};
+use php_fuzz_report::{BlockCoverage, FileCoverage, ReplayCrash, ReportInput, write_report};
 
 use crate::harness_args::HarnessArgs;
+use crate::stdout::Stdout;
 
 /// Arguments of `php-fuzz report-coverage`.
 #[derive(clap::Args, Debug)]
@@ -31,7 +30,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let files = collect_inputs(std::slice::from_ref(&args.corpus))?;
     let mut executor = Executor::new(session.config.clone(), Arc::clone(&session.sources));
     let load_coverage = executor.start()?.load_coverage.clone();
-    let mut hits = BlockHits::new();
+    let mut hits = HitsByBlock::new();
     // What loading the target ran (top-level code of the included files) counts once.
     hits.add(Coverage {
         style: session.sources.style(),
@@ -72,7 +71,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             blocks: file
                 .blocks
                 .iter()
-                .map(|b| ReportBlock {
+                .map(|b| BlockCoverage {
                     block: b.clone(),
                     hits: hits.get(b.id),
                 })
@@ -97,7 +96,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     } else {
         100.0 * summary.covered_blocks as f64 / summary.blocks as f64
     };
-    println!(
+    let mut stdout = Stdout::lock();
+    stdout.line(format_args!(
         "{} corpus entries replayed in {:.2} s ({} crashed and were skipped); {} files, {}/{} blocks covered ({percent:.1} %)",
         files.len(),
         replayed.as_secs_f64(),
@@ -105,12 +105,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         summary.files,
         summary.covered_blocks,
         summary.blocks
-    );
-    println!(
+    ))?;
+    stdout.line(format_args!(
         "report: {} (also coverage.json and lcov.info), {:.2} s in all",
         summary.index.display(),
         started.elapsed().as_secs_f64()
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,13 +1,13 @@
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use php_fuzz_engine::{collect_inputs, preview, replay};
-use php_fuzz_harness::{CrashKind, Executor};
+use php_fuzz_engine::{CrashContext, collect_inputs, crash_report, replay};
+use php_fuzz_harness::Executor;
 
 use crate::exit_codes;
 use crate::harness_args::HarnessArgs;
+use crate::stdout::Stdout;
 
 /// Arguments of `php-fuzz run-single`.
 #[derive(clap::Args, Debug)]
@@ -41,7 +41,7 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
     for warning in &info.load_warnings {
         eprintln!("WARNING: while loading the target: {}", warning.headline());
     }
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = Stdout::lock();
     let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut found = Vec::new();
     let mut ok = 0usize;
@@ -56,48 +56,12 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
             Some(crash) => {
                 *kinds.entry(crash.kind.name()).or_default() += 1;
                 found.push(crash.kind);
-                let label = match crash.kind {
-                    CrashKind::Timeout => "TIMEOUT",
-                    CrashKind::OutOfMemory => "OUT OF MEMORY",
-                    CrashKind::Fatal
-                    | CrashKind::HarnessDied
-                    | CrashKind::StackOverflow
-                    | CrashKind::Exit => "FATAL",
-                    _ => "CRASH",
-                };
-                text.push_str(&format!(
-                    "{}: {label} ({})\n",
-                    r.path.display(),
-                    crash.kind.name()
+                text.push_str(&crash_report(
+                    crash,
+                    r.input,
+                    CrashContext::Replayed { path: r.path },
                 ));
-                text.push_str(&format!("  {}\n", crash.problem.headline()));
-                for line in crash.problem.message.lines().skip(1) {
-                    text.push_str(&format!("  {line}\n"));
-                }
-                for line in crash.problem.trace.lines() {
-                    text.push_str(&format!("    {line}\n"));
-                }
-                if let Some(note) = &crash.note {
-                    text.push_str(&format!("  note: {note}\n"));
-                }
-                if let Some(stderr) = crash.stderr.as_deref().filter(|s| !s.trim().is_empty()) {
-                    text.push_str("  php stderr:\n");
-                    for line in stderr
-                        .lines()
-                        .rev()
-                        .take(10)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                    {
-                        text.push_str(&format!("    {line}\n"));
-                    }
-                }
-                text.push_str(&format!(
-                    "  input ({} bytes): {}\n",
-                    r.input.len(),
-                    preview(r.input, 200)
-                ));
+                text.push('\n');
             }
         }
         if let Some(blocks) = &r.blocks {
@@ -123,11 +87,14 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
             }
         }
         if write_error.is_none()
-            && let Err(err) = stdout.write_all(text.as_bytes())
+            && let Err(err) = stdout.write(text.as_bytes())
         {
             write_error = Some(err);
         }
     })?;
+    if let Some(err) = write_error {
+        return Err(err);
+    }
     let crashed: usize = kinds.values().sum();
     let detail = if kinds.is_empty() {
         String::new()
@@ -146,8 +113,6 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
         files.len(),
         if files.len() == 1 { "" } else { "s" }
     );
-    if write_error.is_none() {
-        let _ = stdout.write_all(summary.as_bytes());
-    }
+    stdout.write(summary.as_bytes())?;
     Ok(exit_codes::for_findings(found))
 }

@@ -486,7 +486,7 @@ fn two_processes_share_one_corpus_directory_without_corrupting_it() {
         let data = fs::read(&path).unwrap();
         assert_eq!(
             name,
-            php_fuzz_corpus::content_hash(&data),
+            php_fuzz_storage::content_hash(&data),
             "every entry is whole: its name is its content's hash"
         );
         assert!(

@@ -404,3 +404,22 @@ fn a_closed_stdout_ends_the_command_quietly() {
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(&head, b"<?php\n\\PhpFuzz\\F");
 }
+
+#[test]
+fn out_into_a_closed_pipe_mirrors_the_tree_and_does_not_panic() {
+    let root = tempfile::tempdir().unwrap();
+    project(root.path());
+    // As `php-fuzz instrument … | head -1` leaves stdout once head has its line.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_php-fuzz"))
+        .args(["instrument", "project", "--out", "out"])
+        .current_dir(root.path())
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "exit {}: {stderr}", output.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(root.path().join("out/php-fuzz-blocks.json").exists());
+}

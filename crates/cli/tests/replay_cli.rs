@@ -4,7 +4,7 @@ mod common;
 
 use std::fs;
 
-use common::{fixture, php_fuzz};
+use common::{fixture, php_fuzz, php_fuzz_into_closed_pipe};
 
 #[test]
 fn run_single_reports_each_outcome_and_the_exit_code_says_if_any_failed() {
@@ -220,4 +220,33 @@ fn minimize_crash_on_one_byte_inputs_and_non_crashes_ends() {
         "{}",
         run.all()
     );
+}
+
+#[test]
+fn minimize_crash_and_run_single_into_a_closed_pipe_keep_their_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("crash"), b"[1e").unwrap();
+    let target = fixture("json-parser/target.php");
+    let run = php_fuzz_into_closed_pipe(
+        &["minimize-crash", target.to_str().unwrap(), "crash"],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 0, "{}", run.all());
+    assert!(!run.stderr().contains("panicked"), "{}", run.all());
+    assert!(
+        fs::read_dir(dir.path()).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("minimized-")),
+        "the minimized input is still written\n{}",
+        run.all()
+    );
+
+    let run = php_fuzz_into_closed_pipe(
+        &["run-single", target.to_str().unwrap(), "crash"],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
+    assert!(!run.stderr().contains("panicked"), "{}", run.all());
 }

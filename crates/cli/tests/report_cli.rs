@@ -3,8 +3,9 @@
 mod common;
 
 use std::fs;
+use std::path::Path;
 
-use common::{fixture, php_fuzz};
+use common::{Run, fixture, php_fuzz, php_fuzz_into_closed_pipe};
 use scraper::{Html, Selector};
 
 fn line_of(source: &str, needle: &str) -> usize {
@@ -15,20 +16,25 @@ fn line_of(source: &str, needle: &str) -> usize {
         + 1
 }
 
-#[test]
-fn report_marks_covered_and_uncovered_blocks_and_agrees_with_json_and_lcov() {
-    let dir = tempfile::tempdir().unwrap();
+/// `report-coverage` of fixtures/report into `dir/out`, run by `php_fuzz`.
+fn report_the_fixture(php_fuzz: fn(&[&str], &Path) -> Run, dir: &Path) -> Run {
     let target = fixture("report/target.php");
     let corpus = fixture("report/corpus");
-    let run = php_fuzz(
+    php_fuzz(
         &[
             "report-coverage",
             target.to_str().unwrap(),
             corpus.to_str().unwrap(),
             "out",
         ],
-        dir.path(),
-    );
+        dir,
+    )
+}
+
+#[test]
+fn report_marks_covered_and_uncovered_blocks_and_agrees_with_json_and_lcov() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = report_the_fixture(php_fuzz, dir.path());
     assert_eq!(run.code(), 0, "{}", run.all());
     assert!(
         run.stdout().contains("5 corpus entries replayed"),
@@ -219,4 +225,13 @@ fn an_empty_corpus_and_a_missing_one() {
     );
     assert_eq!(run.code(), 1, "{}", run.all());
     assert!(run.stderr().contains("missing"), "{}", run.all());
+}
+
+#[test]
+fn report_coverage_into_a_closed_pipe_writes_the_report_and_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = report_the_fixture(php_fuzz_into_closed_pipe, dir.path());
+    assert_eq!(run.code(), 0, "{}", run.all());
+    assert!(!run.stderr().contains("panicked"), "{}", run.all());
+    assert!(dir.path().join("out/index.html").exists());
 }

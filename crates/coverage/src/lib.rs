@@ -38,9 +38,21 @@ pub fn bucket(count: u32) -> u8 {
     }
 }
 
+/// Bits of an edge that hold its block; the previous block sits above them.
+const BLOCK_BITS: u32 = 28;
+
 #[inline]
 pub fn edge(prev: u32, block: u32) -> Edge {
-    ((prev as u64) << 28) | block as u64
+    ((prev as u64) << BLOCK_BITS) | block as u64
+}
+
+/// The inverse of [`edge`]: `(prev, block)`.
+#[inline]
+pub fn edge_blocks(edge: Edge) -> (u32, u32) {
+    (
+        (edge >> BLOCK_BITS) as u32,
+        (edge & ((1 << BLOCK_BITS) - 1)) as u32,
+    )
 }
 
 #[inline]
@@ -463,6 +475,11 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn edge_blocks_undoes_edge(prev in 0u32..(1 << 28), block in 0u32..(1 << 28)) {
+            proptest::prop_assert_eq!(edge_blocks(edge(prev, block)), (prev, block));
+        }
+
         #[test]
         fn every_feature_keeps_its_edge(ids in proptest::collection::vec(1u32..(1 << 28), 0..200)) {
             let mut counter = EdgeCounter::new();

@@ -5,13 +5,16 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use php_fuzz_corpus::{ArtifactDir, CorpusError, CrashRecord};
-use php_fuzz_harness::Crash;
+use php_fuzz_harness::{Crash, CrashKind};
+use php_fuzz_storage::{ArtifactDir, CrashRecord, StorageError};
 
+use crate::EngineError;
 use crate::signature::signature;
 
 #[derive(Debug, Clone)]
 pub struct KnownCrash {
+    /// `record.kind`, parsed.
+    pub kind: CrashKind,
     pub record: CrashRecord,
     pub artifact: PathBuf,
     /// Times hit in this session.
@@ -40,13 +43,22 @@ pub struct CrashStore {
 
 impl CrashStore {
     /// Opens the artifact directory and learns the crashes saved there before.
-    pub fn open(dir: &Path, target: &str) -> Result<CrashStore, CorpusError> {
+    /// A saved report of this target with a kind php-fuzz does not know is an
+    /// error.
+    pub fn open(dir: &Path, target: &str) -> Result<CrashStore, EngineError> {
         let artifacts = ArtifactDir::open(dir)?;
         let mut known = HashMap::new();
         for (sidecar, record) in artifacts.existing() {
             let artifact = sidecar.with_extension("txt");
             if record.target == target && artifact.exists() {
+                let kind = crash_kind_named(&record.kind).ok_or_else(|| {
+                    EngineError::UnknownCrashKind {
+                        sidecar: sidecar.clone(),
+                        kind: record.kind.clone(),
+                    }
+                })?;
                 known.entry(record.signature.clone()).or_insert(KnownCrash {
+                    kind,
                     record,
                     artifact,
                     hits: 0,
@@ -68,7 +80,7 @@ impl CrashStore {
 
     /// Saves the crash if it is a new bug, or counts it. The input is on disk
     /// before this returns `New`.
-    pub fn record(&mut self, input: &[u8], crash: &Crash) -> Result<Recorded<'_>, CorpusError> {
+    pub fn record(&mut self, input: &[u8], crash: &Crash) -> Result<Recorded<'_>, StorageError> {
         let signature = signature(crash);
         if self.known.contains_key(&signature) {
             let known = self.known.get_mut(&signature).expect("checked");
@@ -108,6 +120,7 @@ impl CrashStore {
         let saved = self.artifacts.save(prefix, input, &mut record)?;
         self.order.push(signature.clone());
         let known = self.known.entry(signature).or_insert(KnownCrash {
+            kind: crash.kind,
             record,
             artifact: saved.input,
             hits: 1,
@@ -125,6 +138,23 @@ impl CrashStore {
     pub fn hit_this_session(&self) -> impl Iterator<Item = &KnownCrash> {
         self.order.iter().filter_map(|s| self.known.get(s))
     }
+}
+
+/// Every crash kind, to find one by its name.
+const CRASH_KINDS: [CrashKind; 8] = [
+    CrashKind::Exception,
+    CrashKind::Warning,
+    CrashKind::Timeout,
+    CrashKind::Fatal,
+    CrashKind::StackOverflow,
+    CrashKind::Exit,
+    CrashKind::OutOfMemory,
+    CrashKind::HarnessDied,
+];
+
+/// The kind whose [`CrashKind::name`] is `name`, as saved in crash reports.
+pub(crate) fn crash_kind_named(name: &str) -> Option<CrashKind> {
+    CRASH_KINDS.into_iter().find(|kind| kind.name() == name)
 }
 
 /// Quotes a path for a shell command line when it needs it.
@@ -197,6 +227,55 @@ mod tests {
             other_target.record(b"zz", &crash(1)).unwrap(),
             Recorded::New(_)
         ));
+    }
+
+    #[test]
+    fn every_crash_kind_is_found_by_its_name_and_nothing_else_is() {
+        // Fails to compile when a kind is added: add it to CRASH_KINDS too.
+        let _listed = |kind: CrashKind| match kind {
+            CrashKind::Exception
+            | CrashKind::Warning
+            | CrashKind::Timeout
+            | CrashKind::Fatal
+            | CrashKind::StackOverflow
+            | CrashKind::Exit
+            | CrashKind::OutOfMemory
+            | CrashKind::HarnessDied => (),
+        };
+        for kind in CRASH_KINDS {
+            assert_eq!(crash_kind_named(kind.name()), Some(kind));
+        }
+        assert_eq!(crash_kind_named("segfault"), None);
+        assert_eq!(crash_kind_named("Timeout"), None);
+    }
+
+    #[test]
+    fn a_saved_crash_of_an_unknown_kind_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        CrashStore::open(dir.path(), "/t.php")
+            .unwrap()
+            .record(b"a", &crash(1))
+            .unwrap();
+        let sidecar = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .unwrap();
+        let text = std::fs::read_to_string(&sidecar).unwrap();
+        std::fs::write(
+            &sidecar,
+            text.replace(r#""kind": "exception""#, r#""kind": "segfault""#),
+        )
+        .unwrap();
+        let err = CrashStore::open(dir.path(), "/t.php").unwrap_err();
+        assert!(
+            matches!(&err, EngineError::UnknownCrashKind { kind, .. } if kind == "segfault"),
+            "{err}"
+        );
+        assert!(
+            CrashStore::open(dir.path(), "/other.php").is_ok(),
+            "another target's crashes are not read"
+        );
     }
 
     #[test]

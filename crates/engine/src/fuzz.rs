@@ -6,19 +6,21 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use php_fuzz_corpus::{CorpusDir, CorpusFile};
-use php_fuzz_coverage::{EdgeCounter, Feature, FeatureSet, FingerprintCache, fingerprint};
-use php_fuzz_harness::{Batch, Coverage, Crash, Executor, HarnessConfig, SourceServer, TargetInfo};
-use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
+mod feedback;
+mod scratch;
 
-use crate::corpus::{Corpus, Entry, EntryId, keeps_all};
-use crate::crashes::{CrashStore, KnownCrash, Recorded};
-use crate::output::{Output, own_rss_mb, preview};
+use php_fuzz_coverage::{FeatureSet, FingerprintCache};
+use php_fuzz_harness::{Executor, HarnessConfig, SourceServer, TargetInfo};
+use php_fuzz_mutate::{Dictionary, LengthControl, Mutator, Sequence};
+use php_fuzz_storage::{CorpusDir, CorpusFile};
+
+use crate::corpus::{Corpus, Entry};
+use crate::crashes::{CrashStore, KnownCrash};
+use crate::output::{Event, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
+use feedback::absorb;
+use scratch::Scratch;
 
-/// Blocks executed per batch that the adaptive batch size aims for.
-const BLOCKS_PER_BATCH: u64 = 400_000;
-const MAX_BATCH: usize = 4096;
 /// Inputs bigger than this in total are split over several batches.
 const MAX_BATCH_BYTES: usize = 8 << 20;
 const PULSE_EVERY: Duration = Duration::from_secs(3);
@@ -107,131 +109,40 @@ impl Shared {
     fn should_stop(&self) -> bool {
         self.interrupted.load(Ordering::Relaxed) || self.lock().stop.is_some()
     }
-}
 
-/// Per-batch scratch of one worker, reused so the loop does not allocate.
-struct Scratch {
-    batch: Batch,
-    parents: Vec<Option<EntryId>>,
-    sequences: Vec<String>,
-    features: Vec<Feature>,
-    feature_ends: Vec<usize>,
-    fingerprints: Vec<u64>,
-    /// Per input: its trace ran exactly like one this worker already judged.
-    known: Vec<bool>,
-    trace_hashes: Vec<u64>,
-    /// Per input: shorter than its parent, so it may REDUCE and its features count.
-    may_reduce: Vec<bool>,
-    /// Hashes of traces whose features held nothing new; worker-local.
-    known_traces: FingerprintCache,
-    crashes: Vec<(usize, Crash)>,
-    crashed: Vec<bool>,
-    counter: EdgeCounter,
-    run_features: Vec<Feature>,
-    new_features: Vec<Feature>,
-    input: Vec<u8>,
-    partner: Vec<u8>,
-    blocks: u64,
-    batch_size: usize,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        Scratch {
-            batch: Batch::new(),
-            parents: Vec::new(),
-            sequences: Vec::new(),
-            features: Vec::new(),
-            feature_ends: Vec::new(),
-            fingerprints: Vec::new(),
-            known: Vec::new(),
-            trace_hashes: Vec::new(),
-            may_reduce: Vec::new(),
-            known_traces: FingerprintCache::new(FINGERPRINT_CACHE_BITS),
-            crashes: Vec::new(),
-            crashed: Vec::new(),
-            counter: EdgeCounter::new(),
-            run_features: Vec::new(),
-            new_features: Vec::new(),
-            input: Vec::new(),
-            partner: Vec::new(),
-            blocks: 0,
-            batch_size: 16,
+    /// Prints a status line, unless `--quiet`; `input` is a NEW or REDUCE
+    /// input's length and the mutations that made it.
+    fn print_status(&self, state: &mut State, event: Event, input: Option<(usize, &Sequence)>) {
+        if !self.out.shows_status() {
+            return;
         }
-    }
-
-    fn clear(&mut self) {
-        self.batch.clear();
-        self.parents.clear();
-        self.sequences.clear();
-        self.features.clear();
-        self.feature_ends.clear();
-        self.fingerprints.clear();
-        self.known.clear();
-        self.trace_hashes.clear();
-        self.may_reduce.clear();
-        self.crashes.clear();
-        self.crashed.clear();
-        self.blocks = 0;
-    }
-
-    /// Records one run's result (called from the executor's callback).
-    fn collect(
-        &mut self,
-        index: usize,
-        crash: Option<Crash>,
-        coverage: Coverage<'_>,
-        trace_hash: u64,
-        repeat: bool,
-    ) {
-        debug_assert_eq!(index, self.feature_ends.len());
-        self.crashed.push(crash.is_some());
-        self.trace_hashes.push(trace_hash);
-        let may_reduce = self.may_reduce.get(index).copied().unwrap_or(true);
-        // A repeat has no coverage to look at: the harness sent it in full
-        // before, so it was judged then. A known trace needs no second look
-        // unless the input might REDUCE its parent.
-        let known = crash.is_none()
-            && (repeat
-                || (trace_hash != 0 && !may_reduce && self.known_traces.contains(trace_hash)));
-        self.known.push(known);
-        self.blocks += coverage.last.len() as u64 / 4;
-        if let Some(crash) = crash {
-            self.run_features.clear();
-            self.crashes.push((index, crash));
-        } else if !known {
-            self.counter.clear();
-            coverage.add_to(&mut self.counter);
-            if coverage.earlier.is_some() {
-                self.blocks += self.counter.total_hits();
-            }
-            self.counter.features_into(&mut self.run_features);
-            self.features.extend_from_slice(&self.run_features);
+        let runs = self.runs.load(Ordering::Relaxed);
+        let now = Instant::now();
+        let window = now.duration_since(state.last_status).as_secs_f64();
+        let exec_per_sec = if window >= 0.5 {
+            let rate = (runs - state.last_status_runs) as f64 / window;
+            state.last_status = now;
+            state.last_status_runs = runs;
+            rate
         } else {
-            self.run_features.clear();
-        }
-        self.fingerprints.push(fingerprint(&self.run_features));
-        self.feature_ends.push(self.features.len());
-    }
-
-    fn features_range(&self, index: usize) -> std::ops::Range<usize> {
-        let start = if index == 0 {
-            0
-        } else {
-            self.feature_ends[index - 1]
+            runs as f64 / self.started.elapsed().as_secs_f64().max(1e-3)
         };
-        start..self.feature_ends[index]
-    }
-
-    /// Adapts the batch size to how much the last batch executed.
-    fn adapt_batch_size(&mut self) {
-        let n = self.batch.len().max(1) as u64;
-        let per_input = (self.blocks / n).max(1);
-        let ideal = (BLOCKS_PER_BATCH / per_input) as usize;
-        // Grow gradually, shrink at once: a slow input must not stall a big batch.
-        self.batch_size = ideal
-            .clamp(1, MAX_BATCH)
-            .min(self.batch_size.saturating_mul(2).max(1));
+        let line = StatusLine {
+            runs,
+            event,
+            edges: state.features.edges(),
+            features: state.features.features(),
+            corpus_entries: state.corpus.len(),
+            corpus_bytes: state.corpus.total_bytes(),
+            len_limit: state.length.limit(),
+            exec_per_sec,
+            engine_rss_mb: own_rss_mb(),
+            harness_rss_mb: self.harness_rss.load(Ordering::Relaxed),
+            new_crashes: state.crashes.new_count(),
+            seconds: self.started.elapsed().as_secs(),
+            input,
+        };
+        self.out.status(&line.to_string());
     }
 }
 
@@ -354,11 +265,7 @@ pub fn fuzz(
             });
         }
     }
-    {
-        let mut state = shared.lock();
-        let line = status_line(&shared, &mut state, "INITED");
-        shared.out.status(&line);
-    }
+    shared.print_status(&mut shared.lock(), Event::Inited, None);
 
     let jobs = shared.options.jobs.max(1);
     let mut workers = Vec::new();
@@ -455,7 +362,6 @@ fn run_seeds(
             break;
         }
         scratch.clear();
-        let mut paths = Vec::new();
         let mut bytes = 0;
         while let Some(seed) = pending.next_if(|s| {
             scratch.batch.len() < scratch.batch_size && bytes + s.data.len() <= MAX_BATCH_BYTES
@@ -463,14 +369,11 @@ fn run_seeds(
         }) {
             let data = &seed.data[..seed.data.len().min(max_len)];
             bytes += data.len();
-            scratch.batch.push(data);
-            scratch.parents.push(None);
-            scratch.sequences.push(String::new());
-            paths.push((!seed.path.as_os_str().is_empty()).then_some(seed.path));
+            let path = (!seed.path.as_os_str().is_empty()).then_some(seed.path);
+            scratch.push_file(data, path);
         }
         run_and_collect(shared, executor, scratch)?;
-        let mut state = shared.lock();
-        absorb(shared, &mut state, scratch, Some(&paths))?;
+        absorb(shared, &mut shared.lock(), scratch)?;
     }
     Ok(())
 }
@@ -544,7 +447,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
             }
             if in_flight {
                 finish_and_collect(shared, &mut executor, &mut current)?;
-                absorb(shared, &mut shared.lock(), &mut current, None)?;
+                absorb(shared, &mut shared.lock(), &mut current)?;
             }
             if !reloaded.is_empty() {
                 let count = reloaded.len();
@@ -612,234 +515,13 @@ fn build_batch(
             break;
         };
         let partner = state.corpus.pick(mutator.rng_mut()).unwrap_or(parent);
-        scratch.input.clear();
-        scratch
-            .input
-            .extend_from_slice(&state.corpus.get(parent).data);
-        scratch.partner.clear();
-        scratch
-            .partner
-            .extend_from_slice(&state.corpus.get(partner).data);
+        let parent_data = &state.corpus.get(parent).data;
         // As libFuzzer: the limit never cuts the parent itself.
-        let max_len = limit.max(scratch.input.len()).min(state.max_len);
-        mutator.mutate(&mut scratch.input, max_len, Some(&scratch.partner));
-        scratch.batch.push(&scratch.input);
-        scratch.parents.push(Some(parent));
-        scratch
-            .may_reduce
-            .push(scratch.input.len() < state.corpus.get(parent).data.len());
-        scratch.sequences.push(mutator.last_sequence().to_string());
+        let max_len = limit.max(parent_data.len()).min(state.max_len);
+        let partner_data = &state.corpus.get(partner).data;
+        scratch.push_mutant(mutator, parent, parent_data, partner_data, max_len);
     }
     Ok(!scratch.batch.is_empty())
-}
-
-/// Takes a batch's results into the shared state: crashes first, then NEW
-/// and REDUCE. `seed_paths` is set while running the corpus from disk.
-fn absorb(
-    shared: &Shared,
-    state: &mut State,
-    scratch: &mut Scratch,
-    seed_paths: Option<&[Option<PathBuf>]>,
-) -> Result<(), EngineError> {
-    let mut crashes = std::mem::take(&mut scratch.crashes);
-    for (index, crash) in crashes.drain(..) {
-        let input = scratch.batch.get(index);
-        record_crash(shared, state, input, &crash)?;
-    }
-    scratch.crashes = crashes;
-
-    for index in 0..scratch.batch.len() {
-        let features = &scratch.features[scratch.features_range(index)];
-        let input = scratch.batch.get(index);
-        let fingerprint = scratch.fingerprints[index];
-        let is_new = !scratch.crashed[index]
-            && !scratch.known[index]
-            && !state.seen.contains(fingerprint)
-            && state.features.has_new(features);
-        if !is_new && !scratch.crashed[index] {
-            state.seen.insert(fingerprint);
-            if scratch.trace_hashes[index] != 0 {
-                scratch.known_traces.insert(scratch.trace_hashes[index]);
-            }
-        }
-        if seed_paths.is_none() {
-            state.length.record_run(is_new);
-        }
-        if is_new {
-            state.seen.insert(fingerprint);
-            scratch.new_features.clear();
-            state
-                .features
-                .insert_all(features, &mut scratch.new_features);
-            let mut unique = scratch.new_features.clone();
-            unique.sort_unstable();
-            let path = match seed_paths.and_then(|p| p[index].clone()) {
-                Some(seed) => Some(seed),
-                None => Some(state.corpus_dir.save(input)?),
-            };
-            state.corpus.add(Entry {
-                data: input.to_vec(),
-                path,
-                unique,
-                trace_hash: scratch.trace_hashes[index],
-            });
-            if seed_paths.is_none() {
-                let line = status_line(shared, state, "NEW");
-                let line = format!(
-                    "{line} L: {}/{} MS: {}",
-                    input.len(),
-                    state.length.limit(),
-                    scratch.sequences[index]
-                );
-                shared.out.status(&line);
-            }
-        } else if let Some(parent) = scratch.parents[index]
-            && !scratch.crashed[index]
-        {
-            let parent_entry = state.corpus.get(parent);
-            let trace_hash = scratch.trace_hashes[index];
-            // A run that went exactly like its parent keeps all its features,
-            // even when only the trace's hash came back.
-            let same_path = trace_hash != 0 && trace_hash == parent_entry.trace_hash;
-            let keeps = || {
-                if scratch.known[index] {
-                    same_path
-                } else {
-                    keeps_all(features, &parent_entry.unique)
-                }
-            };
-            if input.len() < parent_entry.data.len() && keeps() {
-                let path = state.corpus_dir.save(input)?;
-                let old =
-                    state
-                        .corpus
-                        .replace(parent, input.to_vec(), Some(path.clone()), trace_hash);
-                if let Some(old) = old.filter(|o| *o != path) {
-                    state.corpus_dir.remove_owned(&old)?;
-                }
-                let line = status_line(shared, state, "REDUCE");
-                let line = format!(
-                    "{line} L: {}/{} MS: {}",
-                    input.len(),
-                    state.length.limit(),
-                    scratch.sequences[index]
-                );
-                shared.out.status(&line);
-            }
-        }
-    }
-    Ok(())
-}
-
-fn record_crash(
-    shared: &Shared,
-    state: &mut State,
-    input: &[u8],
-    crash: &Crash,
-) -> Result<(), EngineError> {
-    let runs = shared.runs.load(Ordering::Relaxed);
-    let elapsed = shared.started.elapsed().as_secs();
-    let recorded = match state.crashes.record(input, crash)? {
-        Recorded::New(known) => Ok(known.clone()),
-        Recorded::Duplicate(known) => Err(known.clone()),
-    };
-    match recorded {
-        Ok(known) => {
-            let mut report = format!(
-                "==== {} #{} after {runs} runs, {elapsed} s: {}\n",
-                crash.kind.artifact_prefix().to_uppercase(),
-                state.crashes.new_count(),
-                crash.headline()
-            );
-            for line in crash.problem.message.lines().skip(1) {
-                report.push_str(&format!("     {line}\n"));
-            }
-            for line in crash.problem.trace.lines().take(12) {
-                report.push_str(&format!("  {line}\n"));
-            }
-            if let Some(note) = &crash.note {
-                report.push_str(&format!("  note: {note}\n"));
-            }
-            if let Some(stderr) = crash.stderr.as_deref().filter(|s| !s.trim().is_empty()) {
-                report.push_str("  php stderr:\n");
-                for line in stderr
-                    .lines()
-                    .rev()
-                    .take(8)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                {
-                    report.push_str(&format!("    {line}\n"));
-                }
-            }
-            report.push_str(&format!(
-                "  input ({} bytes): {}\n",
-                input.len(),
-                preview(input, 120)
-            ));
-            report.push_str(&format!(
-                "  saved: {} (report: {})\n",
-                known.artifact.display(),
-                known.artifact.with_extension("json").display()
-            ));
-            report.push_str(&format!("  reproduce: {}", known.record.reproduce));
-            shared.out.line(&report);
-            if shared
-                .options
-                .max_crashes
-                .is_some_and(|max| state.crashes.new_count() >= max)
-            {
-                state.stop.get_or_insert(StopReason::MaxCrashes);
-            }
-        }
-        Err(known) => {
-            if known.hits == 1 && !known.new {
-                shared.out.line(&format!(
-                    "==== known {} hit again: {} (saved earlier as {})",
-                    crash.kind.name(),
-                    crash.headline(),
-                    known.artifact.display()
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn status_line(shared: &Shared, state: &mut State, what: &str) -> String {
-    let runs = shared.runs.load(Ordering::Relaxed);
-    let now = Instant::now();
-    let window = now.duration_since(state.last_status).as_secs_f64();
-    let exec_per_sec = if window >= 0.5 {
-        let rate = (runs - state.last_status_runs) as f64 / window;
-        state.last_status = now;
-        state.last_status_runs = runs;
-        rate
-    } else {
-        runs as f64 / shared.started.elapsed().as_secs_f64().max(1e-3)
-    };
-    format!(
-        "#{runs:<8} {what:<6} cov: {} ft: {} corp: {}/{} lim: {} exec/s: {:.0} rss: {}/{}Mb crashes: {} t: {}s",
-        state.features.edges(),
-        state.features.features(),
-        state.corpus.len(),
-        human_bytes(state.corpus.total_bytes()),
-        state.length.limit(),
-        exec_per_sec,
-        own_rss_mb(),
-        shared.harness_rss.load(Ordering::Relaxed),
-        state.crashes.new_count(),
-        shared.started.elapsed().as_secs()
-    )
-}
-
-fn human_bytes(n: usize) -> String {
-    match n {
-        0..1024 => format!("{n}b"),
-        1024..1_048_576 => format!("{}Kb", n / 1024),
-        _ => format!("{}Mb", n / 1_048_576),
-    }
 }
 
 /// Watches the limits and prints a pulse line while nothing else happens.
@@ -884,8 +566,7 @@ fn monitor(shared: &Shared) {
         }
         if last_pulse.elapsed() >= PULSE_EVERY && state.last_status.elapsed() >= PULSE_EVERY {
             last_pulse = Instant::now();
-            let line = status_line(shared, &mut state, "pulse");
-            shared.out.status(&line);
+            shared.print_status(&mut state, Event::Pulse, None);
         }
     }
 }

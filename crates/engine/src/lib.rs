@@ -22,8 +22,8 @@ pub use corpus::{Corpus, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, shell_quote};
 pub use fuzz::{FuzzSummary, StopReason, fuzz};
 pub use minimize::{MinimizeOptions, MinimizeOutcome, minimize};
-pub use output::{Output, preview};
-pub use replay::{BlockHits, ReplayResult, collect_inputs, replay};
+pub use output::{CrashContext, Output, crash_report, preview};
+pub use replay::{HitsByBlock, ReplayResult, collect_inputs, replay};
 pub use signature::{normalize_message, signature};
 
 /// Default input length limit when neither `--max-len` nor `setMaxLen()` set one.
@@ -66,7 +66,7 @@ pub enum EngineError {
     #[error(transparent)]
     Harness(#[from] php_fuzz_harness::HarnessError),
     #[error(transparent)]
-    Corpus(#[from] php_fuzz_corpus::CorpusError),
+    Storage(#[from] php_fuzz_storage::StorageError),
     #[error(transparent)]
     Dictionary(#[from] php_fuzz_mutate::DictionaryError),
     #[error("{}: {what}: {source}", path.display())]
@@ -76,6 +76,8 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{}: unknown crash kind {kind:?}", sidecar.display())]
+    UnknownCrashKind { sidecar: PathBuf, kind: String },
     #[error("{0}")]
     NotACrash(String),
     #[error("a worker thread panicked")]

@@ -1,9 +1,17 @@
-//! Where the engine's messages go: stderr, like libFuzzer. A closed pipe
-//! (`php-fuzz ... 2>&1 | head`) silences output instead of panicking.
+//! The engine's messages and where they go: stderr, like libFuzzer. A closed
+//! pipe (`php-fuzz ... 2>&1 | head`) silences output instead of panicking.
+//! Each message has one writer here: the status line, the crash report.
 
+use std::fmt::{self, Write as _};
 use std::io::Write;
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use php_fuzz_harness::{Crash, CrashKind};
+use php_fuzz_mutate::Sequence;
+
+use crate::KnownCrash;
 
 #[derive(Debug, Default)]
 pub struct Output {
@@ -19,6 +27,11 @@ impl Output {
             closed: AtomicBool::new(false),
             quiet,
         }
+    }
+
+    /// False under `--quiet`: status lines need not be built.
+    pub fn shows_status(&self) -> bool {
+        !self.quiet
     }
 
     /// Progress and status lines; suppressed by `--quiet`.
@@ -39,6 +52,208 @@ impl Output {
             self.closed.store(true, Ordering::Relaxed);
         }
     }
+}
+
+/// What a status line reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// The corpus from disk has run.
+    Inited,
+    /// An input reached a new feature and joined the corpus.
+    New,
+    /// A shorter input replaced the corpus entry it was mutated from.
+    Reduce,
+    /// Nothing happened for a while.
+    Pulse,
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(match self {
+            Event::Inited => "INITED",
+            Event::New => "NEW",
+            Event::Reduce => "REDUCE",
+            Event::Pulse => "pulse",
+        })
+    }
+}
+
+/// A libFuzzer-style status line:
+/// `#1234     NEW    cov: 80 ft: 150 corp: 20/1Kb lim: 64 exec/s: ... L: 12/64 MS: 2 InsertByte-CopyPart-`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StatusLine<'a> {
+    pub runs: u64,
+    pub event: Event,
+    pub edges: usize,
+    pub features: usize,
+    pub corpus_entries: usize,
+    pub corpus_bytes: usize,
+    pub len_limit: usize,
+    pub exec_per_sec: f64,
+    pub engine_rss_mb: u64,
+    pub harness_rss_mb: u64,
+    pub new_crashes: usize,
+    pub seconds: u64,
+    /// For NEW and REDUCE: the input's length and the mutations that made it.
+    pub input: Option<(usize, &'a Sequence)>,
+}
+
+impl fmt::Display for StatusLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#{:<8} {:<6} cov: {} ft: {} corp: {}/{} lim: {} exec/s: {:.0} rss: {}/{}Mb crashes: {} t: {}s",
+            self.runs,
+            self.event,
+            self.edges,
+            self.features,
+            self.corpus_entries,
+            human_bytes(self.corpus_bytes),
+            self.len_limit,
+            self.exec_per_sec,
+            self.engine_rss_mb,
+            self.harness_rss_mb,
+            self.new_crashes,
+            self.seconds
+        )?;
+        if let Some((len, sequence)) = self.input {
+            write!(f, " L: {len}/{} MS: {sequence}", self.len_limit)?;
+        }
+        Ok(())
+    }
+}
+
+fn human_bytes(n: usize) -> String {
+    match n {
+        0..1024 => format!("{n}b"),
+        1024..1_048_576 => format!("{}Kb", n / 1024),
+        _ => format!("{}Mb", n / 1_048_576),
+    }
+}
+
+/// Where a crash being reported comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum CrashContext<'a> {
+    /// The `number`th new crash of a campaign, saved as `saved`.
+    Found {
+        number: usize,
+        runs: u64,
+        seconds: u64,
+        saved: &'a KnownCrash,
+    },
+    /// An input file run again (`run-single`).
+    Replayed { path: &'a Path },
+}
+
+/// How much of a crash a report shows and how it is indented: a campaign's
+/// log stays short, a replay shows the whole stack.
+struct Layout {
+    message_indent: &'static str,
+    trace_indent: &'static str,
+    trace_lines: usize,
+    stderr_lines: usize,
+    preview_bytes: usize,
+}
+
+/// The report of one crash: what happened, where, the input, and for a
+/// campaign where it was saved and how to reproduce it. Several lines, with
+/// no newline at the end.
+pub fn crash_report(crash: &Crash, input: &[u8], context: CrashContext<'_>) -> String {
+    let mut out = String::new();
+    let layout = match context {
+        CrashContext::Found {
+            number,
+            runs,
+            seconds,
+            ..
+        } => {
+            let _ = writeln!(
+                out,
+                "==== {} #{number} after {runs} runs, {seconds} s: {}",
+                crash.kind.artifact_prefix().to_uppercase(),
+                crash.headline()
+            );
+            Layout {
+                message_indent: "     ",
+                trace_indent: "  ",
+                trace_lines: 12,
+                stderr_lines: 8,
+                preview_bytes: 120,
+            }
+        }
+        CrashContext::Replayed { path } => {
+            let _ = writeln!(
+                out,
+                "{}: {} ({})",
+                path.display(),
+                replay_label(crash.kind),
+                crash.kind.name()
+            );
+            let _ = writeln!(out, "  {}", crash.problem.headline());
+            Layout {
+                message_indent: "  ",
+                trace_indent: "    ",
+                trace_lines: usize::MAX,
+                stderr_lines: 10,
+                preview_bytes: 200,
+            }
+        }
+    };
+    for line in crash.problem.message.lines().skip(1) {
+        let _ = writeln!(out, "{}{line}", layout.message_indent);
+    }
+    for line in crash.problem.trace.lines().take(layout.trace_lines) {
+        let _ = writeln!(out, "{}{line}", layout.trace_indent);
+    }
+    if let Some(note) = &crash.note {
+        let _ = writeln!(out, "  note: {note}");
+    }
+    if let Some(stderr) = crash.stderr.as_deref().filter(|s| !s.trim().is_empty()) {
+        out.push_str("  php stderr:\n");
+        let lines: Vec<&str> = stderr.lines().collect();
+        for line in &lines[lines.len().saturating_sub(layout.stderr_lines)..] {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  input ({} bytes): {}",
+        input.len(),
+        preview(input, layout.preview_bytes)
+    );
+    if let CrashContext::Found { saved, .. } = context {
+        let _ = writeln!(
+            out,
+            "  saved: {} (report: {})",
+            saved.artifact.display(),
+            saved.artifact.with_extension("json").display()
+        );
+        let _ = writeln!(out, "  reproduce: {}", saved.record.reproduce);
+    }
+    out.pop();
+    out
+}
+
+/// How `run-single` labels a crash of this kind.
+fn replay_label(kind: CrashKind) -> &'static str {
+    match kind {
+        CrashKind::Timeout => "TIMEOUT",
+        CrashKind::OutOfMemory => "OUT OF MEMORY",
+        CrashKind::Fatal | CrashKind::HarnessDied | CrashKind::StackOverflow | CrashKind::Exit => {
+            "FATAL"
+        }
+        CrashKind::Exception | CrashKind::Warning => "CRASH",
+    }
+}
+
+/// A crash saved by an earlier session, met again by this one.
+pub(crate) fn known_crash_line(crash: &Crash, saved: &KnownCrash) -> String {
+    format!(
+        "==== known {} hit again: {} (saved earlier as {})",
+        crash.kind.name(),
+        crash.headline(),
+        saved.artifact.display()
+    )
 }
 
 /// Resident memory of this process, in MiB.

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use php_fuzz_coverage::EdgeCounter;
+use php_fuzz_coverage::{EdgeCounter, edge_blocks};
 use php_fuzz_harness::{Batch, Coverage, Crash, Executor};
 use php_fuzz_instrument::BlockId;
 use rustc_hash::FxHashMap;
@@ -16,29 +16,27 @@ use crate::EngineError;
 const REPLAY_BATCH: usize = 64;
 const REPLAY_BATCH_BYTES: usize = 8 << 20;
 
-/// Hit counts per block, summed over runs.
+/// Hit counts per block id, summed over runs.
 #[derive(Debug, Default, Clone)]
-pub struct BlockHits {
+pub struct HitsByBlock {
     hits: FxHashMap<u32, u64>,
 }
 
-impl BlockHits {
-    pub fn new() -> BlockHits {
-        BlockHits::default()
+impl HitsByBlock {
+    pub fn new() -> HitsByBlock {
+        HitsByBlock::default()
     }
 
     pub fn add(&mut self, coverage: Coverage<'_>) {
         let mut edges = EdgeCounter::new();
         coverage.add_to(&mut edges);
         for (edge, count) in edges.edges() {
-            *self
-                .hits
-                .entry((edge & ((1 << 28) - 1)) as u32)
-                .or_default() += count as u64;
+            let (_, block) = edge_blocks(edge);
+            *self.hits.entry(block).or_default() += count as u64;
         }
     }
 
-    pub fn merge(&mut self, other: &BlockHits) {
+    pub fn merge(&mut self, other: &HitsByBlock) {
         for (&id, &n) in &other.hits {
             *self.hits.entry(id).or_default() += n;
         }
@@ -71,7 +69,7 @@ pub struct ReplayResult<'a> {
     pub input: &'a [u8],
     pub crash: Option<Crash>,
     /// The blocks this input ran, when asked for.
-    pub blocks: Option<BlockHits>,
+    pub blocks: Option<HitsByBlock>,
 }
 
 /// Files named on the command line; directories are read recursively
@@ -158,10 +156,11 @@ pub fn replay(
             batch.push(&data);
             end += 1;
         }
-        let mut results: Vec<(Option<Crash>, Option<BlockHits>)> = Vec::with_capacity(end - start);
+        let mut results: Vec<(Option<Crash>, Option<HitsByBlock>)> =
+            Vec::with_capacity(end - start);
         executor.run_batch(&batch, |r| {
             let blocks = trace.then(|| {
-                let mut hits = BlockHits::new();
+                let mut hits = HitsByBlock::new();
                 hits.add(r.coverage);
                 hits
             });

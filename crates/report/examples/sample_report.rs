@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use php_fuzz_instrument::{Block, BlockId, BlockKind};
-use php_fuzz_report::{BlockHits, FileCoverage, ReplayCrash, ReportInput, write_report};
+use php_fuzz_report::{BlockCoverage, FileCoverage, ReplayCrash, ReportInput, write_report};
 use serde::Deserialize;
 
 fn main() {
@@ -105,7 +105,7 @@ fn sample() -> ReportInput {
                 blocks: file
                     .blocks
                     .into_iter()
-                    .map(|b| BlockHits {
+                    .map(|b| BlockCoverage {
                         block: b.block,
                         hits: b.hits,
                     })
@@ -153,7 +153,7 @@ fn large(files: usize, blocks: usize) -> ReportInput {
             line += source[counted..].matches('\n').count() as u32;
             counted = source.len();
             let column = (offset - source[..offset].rfind('\n').map_or(0, |i| i + 1)) as u32 + 1;
-            list.push(BlockHits {
+            list.push(BlockCoverage {
                 block: Block {
                     id: BlockId(next_id),
                     kind,

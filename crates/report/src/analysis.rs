@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use php_fuzz_instrument::BlockKind;
 
 use crate::paths::{PageNames, common_root, relative};
-use crate::{BlockHits, FileCoverage, ReportInput};
+use crate::{BlockCoverage, FileCoverage, ReportInput};
 
 /// The name top-level code gets, as in PHP stack traces.
 pub(crate) const TOP_LEVEL: &str = "{main}";
@@ -83,7 +83,7 @@ pub(crate) struct FileReport<'a> {
 
 /// A block and where the page shows it.
 pub(crate) struct Placed<'a> {
-    pub hits: &'a BlockHits,
+    pub hits: &'a BlockCoverage,
     /// 0-based index into [`FileReport::lines`].
     pub line: usize,
     /// Absolute byte offset into the source, within `lines[line]`.
@@ -237,7 +237,11 @@ fn split_lines(source: &[u8]) -> Vec<Range<usize>> {
 /// Places each block at its line and column. A stale block map (line past
 /// the end, column past the line) cannot hide a block: it lands at the end
 /// of the nearest line, so every block is still shown and counted.
-fn place<'a>(source: &[u8], lines: &[Range<usize>], blocks: &'a [BlockHits]) -> Vec<Placed<'a>> {
+fn place<'a>(
+    source: &[u8],
+    lines: &[Range<usize>],
+    blocks: &'a [BlockCoverage],
+) -> Vec<Placed<'a>> {
     let mut placed: Vec<Placed<'a>> = blocks
         .iter()
         .map(|hits| {
@@ -383,8 +387,8 @@ mod tests {
         column: u32,
         function: Option<&str>,
         hits: u64,
-    ) -> BlockHits {
-        BlockHits {
+    ) -> BlockCoverage {
+        BlockCoverage {
             block: Block {
                 id: BlockId(id),
                 kind,

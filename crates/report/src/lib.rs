@@ -47,12 +47,12 @@ pub struct FileCoverage {
     pub path: PathBuf,
     /// The original source. May be invalid UTF-8: it is shown lossily.
     pub source: Vec<u8>,
-    pub blocks: Vec<BlockHits>,
+    pub blocks: Vec<BlockCoverage>,
 }
 
 /// A block and how often it ran over the whole corpus. Covered when `hits > 0`.
 #[derive(Debug, Clone)]
-pub struct BlockHits {
+pub struct BlockCoverage {
     pub block: php_fuzz_instrument::Block,
     pub hits: u64,
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use php_fuzz_instrument::{Block, BlockId, BlockKind};
 use php_fuzz_report::{
-    BlockHits, FileCoverage, ReplayCrash, ReportInput, ReportSummary, write_report,
+    BlockCoverage, FileCoverage, ReplayCrash, ReportInput, ReportSummary, write_report,
 };
 use scraper::{ElementRef, Html, Node, Selector};
 
@@ -39,7 +39,7 @@ fn block_at(
     kind: BlockKind,
     function: Option<&str>,
     hits: u64,
-) -> BlockHits {
+) -> BlockCoverage {
     let find = |hay: &[u8], what: &str| {
         if what.is_empty() {
             Some(0)
@@ -56,7 +56,7 @@ fn block_at(
         .rposition(|&b| b == b'\n')
         .map_or(0, |i| i + 1);
     let id = u32::try_from(offset).unwrap() + 1;
-    BlockHits {
+    BlockCoverage {
         block: Block {
             id: BlockId(id),
             kind,
@@ -77,7 +77,7 @@ const UNUSED: Option<&str> = Some("Fixture\\Report\\Calculator::unused");
 /// What a marker should show: the token at the block, and the block.
 struct Expected {
     token: &'static str,
-    block: BlockHits,
+    block: BlockCoverage,
 }
 
 /// Calculator.php with hand-written blocks: `add` half covered, `negative`
@@ -150,7 +150,7 @@ fn calculator() -> (FileCoverage, Vec<Expected>) {
         },
     ];
     // The caller's order is not source order.
-    let mut blocks: Vec<BlockHits> = expected.iter().map(|e| e.block.clone()).collect();
+    let mut blocks: Vec<BlockCoverage> = expected.iter().map(|e| e.block.clone()).collect();
     blocks.reverse();
     (
         FileCoverage {
@@ -672,7 +672,7 @@ fn invalid_utf8_and_control_bytes_render_and_keep_columns() {
         block_at(&source, "", "<?php", BlockKind::FileEntry, None, 1),
         block_at(&source, "if ($a) ", "{", BlockKind::IfBranch, None, 0),
         // A stale block past the end still shows, on the last line.
-        BlockHits {
+        BlockCoverage {
             block: Block {
                 id: BlockId(99),
                 kind: BlockKind::AfterIf,

@@ -25,6 +25,21 @@ pub fn php_fuzz(args: &[&str], cwd: &Path) -> Run {
     Run { output }
 }
 
+/// Runs php-fuzz with stdout a pipe whose reader is already closed, as
+/// `php-fuzz … | head -1` leaves it once `head` has its line.
+pub fn php_fuzz_into_closed_pipe(args: &[&str], cwd: &Path) -> Run {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_php-fuzz"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CI")
+        .stdout(writer)
+        .output()
+        .expect("running php-fuzz");
+    Run { output }
+}
+
 pub struct Run {
     pub output: Output,
 }

@@ -18,7 +18,7 @@ pub fn content_hash(data: &[u8]) -> String {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum CorpusError {
+pub enum StorageError {
     #[error("{}: {what}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -39,9 +39,9 @@ pub enum CorpusError {
 pub(crate) fn io_error(
     path: impl Into<PathBuf>,
     what: &'static str,
-) -> impl FnOnce(std::io::Error) -> CorpusError {
+) -> impl FnOnce(std::io::Error) -> StorageError {
     let path = path.into();
-    move |source| CorpusError::Io { path, what, source }
+    move |source| StorageError::Io { path, what, source }
 }
 
 pub(crate) fn is_not_found(err: &std::io::Error) -> bool {
@@ -51,7 +51,7 @@ pub(crate) fn is_not_found(err: &std::io::Error) -> bool {
 fn temp_file_with(
     path: &std::path::Path,
     data: &[u8],
-) -> Result<tempfile::NamedTempFile, CorpusError> {
+) -> Result<tempfile::NamedTempFile, StorageError> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     let mut file = tempfile::Builder::new()
@@ -65,11 +65,11 @@ fn temp_file_with(
 
 /// Writes `data` to `path` atomically. Returns false, writing nothing, if
 /// `path` already exists.
-pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bool, CorpusError> {
+pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bool, StorageError> {
     match temp_file_with(path, data)?.persist_noclobber(path) {
         Ok(_) => Ok(true),
         Err(err) if err.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(err) => Err(CorpusError::Io {
+        Err(err) => Err(StorageError::Io {
             path: path.to_path_buf(),
             what: "cannot write",
             source: err.error,
@@ -79,11 +79,11 @@ pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bo
 
 /// Writes `data` to `path` atomically, replacing what is there: a reader
 /// sees the old file or the new one, never a mix or nothing.
-pub(crate) fn replace_atomically(path: &std::path::Path, data: &[u8]) -> Result<(), CorpusError> {
+pub(crate) fn replace_atomically(path: &std::path::Path, data: &[u8]) -> Result<(), StorageError> {
     temp_file_with(path, data)?
         .persist(path)
         .map(drop)
-        .map_err(|err| CorpusError::Io {
+        .map_err(|err| StorageError::Io {
             path: path.to_path_buf(),
             what: "cannot write",
             source: err.error,

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CorpusError, content_hash, io_error, replace_atomically, write_atomically};
+use crate::{StorageError, content_hash, io_error, replace_atomically, write_atomically};
 
 /// The readable sidecar saved next to each crash input (`<artifact>.json`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub struct ArtifactDir {
 }
 
 impl ArtifactDir {
-    pub fn open(dir: &Path) -> Result<ArtifactDir, CorpusError> {
+    pub fn open(dir: &Path) -> Result<ArtifactDir, StorageError> {
         fs::create_dir_all(dir).map_err(io_error(dir, "cannot create the artifact directory"))?;
         Ok(ArtifactDir {
             dir: dir.to_path_buf(),
@@ -69,7 +69,7 @@ impl ArtifactDir {
         prefix: &str,
         input: &[u8],
         record: &mut CrashRecord,
-    ) -> Result<SavedArtifact, CorpusError> {
+    ) -> Result<SavedArtifact, StorageError> {
         let input_path = self.input_path(prefix, input);
         write_atomically(&input_path, input)?;
         record.sha1 = content_hash(input);
@@ -77,7 +77,7 @@ impl ArtifactDir {
         record.input_size = input.len();
         let sidecar = input_path.with_extension("json");
         let mut json =
-            serde_json::to_vec_pretty(record).map_err(|source| CorpusError::Sidecar {
+            serde_json::to_vec_pretty(record).map_err(|source| StorageError::Sidecar {
                 path: sidecar.clone(),
                 source,
             })?;

@@ -3,7 +3,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{CorpusError, content_hash, io_error, is_not_found, write_atomically};
+use crate::{StorageError, content_hash, io_error, is_not_found, write_atomically};
 
 /// Names (relative to the corpus root) of the files php-fuzz itself wrote,
 /// one per line. Only these are ever deleted; everything else is a seed.
@@ -28,9 +28,9 @@ pub struct CorpusDir {
 
 impl CorpusDir {
     /// Opens `root`, creating it if missing.
-    pub fn open(root: &Path) -> Result<CorpusDir, CorpusError> {
+    pub fn open(root: &Path) -> Result<CorpusDir, StorageError> {
         if root.is_file() {
-            return Err(CorpusError::NotADirectory {
+            return Err(StorageError::NotADirectory {
                 path: root.to_path_buf(),
             });
         }
@@ -52,13 +52,13 @@ impl CorpusDir {
         self.root.join(OWNERSHIP_JOURNAL)
     }
 
-    fn read_journal(&mut self) -> Result<(), CorpusError> {
+    fn read_journal(&mut self) -> Result<(), StorageError> {
         let path = self.journal_path();
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(err) => {
-                return Err(CorpusError::Io {
+                return Err(StorageError::Io {
                     path,
                     what: "cannot read",
                     source: err,
@@ -76,14 +76,14 @@ impl CorpusDir {
     }
 
     /// Every entry, in a stable order. An unreadable file is an error naming it.
-    pub fn load_all(&mut self) -> Result<Vec<CorpusFile>, CorpusError> {
+    pub fn load_all(&mut self) -> Result<Vec<CorpusFile>, StorageError> {
         self.known.clear();
         self.load_new()
     }
 
     /// Entries not seen before by this `CorpusDir`, e.g. written by another
     /// php-fuzz process sharing the directory.
-    pub fn load_new(&mut self) -> Result<Vec<CorpusFile>, CorpusError> {
+    pub fn load_new(&mut self) -> Result<Vec<CorpusFile>, StorageError> {
         self.read_journal()?;
         let mut files = Vec::new();
         let walker = walkdir::WalkDir::new(&self.root)
@@ -97,7 +97,7 @@ impl CorpusDir {
                 Err(err) if err.path().is_some_and(vanished) && err.depth() > 0 => continue,
                 Err(err) => {
                     let path = err.path().unwrap_or(&self.root).to_path_buf();
-                    return Err(CorpusError::Io {
+                    return Err(StorageError::Io {
                         path,
                         what: "cannot read the corpus",
                         source: err.into(),
@@ -124,7 +124,7 @@ impl CorpusDir {
     }
 
     /// Saves `data` as `<sha1>` in the corpus root. Returns its path.
-    pub fn save(&mut self, data: &[u8]) -> Result<PathBuf, CorpusError> {
+    pub fn save(&mut self, data: &[u8]) -> Result<PathBuf, StorageError> {
         let name = content_hash(data);
         let path = self.root.join(&name);
         self.known.insert(path.clone());
@@ -151,14 +151,14 @@ impl CorpusDir {
     }
 
     /// Deletes `path` if php-fuzz wrote it. Seeds are never deleted: returns false.
-    pub fn remove_owned(&mut self, path: &Path) -> Result<bool, CorpusError> {
+    pub fn remove_owned(&mut self, path: &Path) -> Result<bool, StorageError> {
         if !self.owned.contains(path) {
             return Ok(false);
         }
         match fs::remove_file(path) {
             Ok(()) => Ok(true),
             Err(err) if is_not_found(&err) => Ok(true),
-            Err(err) => Err(CorpusError::Io {
+            Err(err) => Err(StorageError::Io {
                 path: path.to_path_buf(),
                 what: "cannot delete",
                 source: err,

@@ -1,0 +1,143 @@
+//! Feedback: what a batch's results change in the shared state. Crashes go
+//! to the crash store first; an input with a new feature joins the corpus
+//! (NEW); a shorter mutant that keeps its parent's unique features replaces
+//! it (REDUCE).
+
+use std::sync::atomic::Ordering;
+
+use php_fuzz_harness::Crash;
+
+use super::scratch::{Origin, Scratch};
+use super::{Shared, State, StopReason};
+use crate::EngineError;
+use crate::corpus::{Entry, keeps_all};
+use crate::crashes::Recorded;
+use crate::output::{CrashContext, Event, crash_report, known_crash_line};
+
+/// Takes a batch's results into the shared state.
+pub(super) fn absorb(
+    shared: &Shared,
+    state: &mut State,
+    scratch: &mut Scratch,
+) -> Result<(), EngineError> {
+    let mut crashes = std::mem::take(&mut scratch.crashes);
+    for (index, crash) in crashes.drain(..) {
+        let input = scratch.batch.get(index);
+        record_crash(shared, state, input, &crash)?;
+    }
+    scratch.crashes = crashes;
+
+    for index in 0..scratch.batch.len() {
+        let features = &scratch.features[scratch.features_range(index)];
+        let input = scratch.batch.get(index);
+        let fingerprint = scratch.fingerprints[index];
+        let is_new = !scratch.crashed[index]
+            && !scratch.known[index]
+            && !state.seen.contains(fingerprint)
+            && state.features.has_new(features);
+        if !is_new && !scratch.crashed[index] {
+            state.seen.insert(fingerprint);
+            if scratch.trace_hashes[index] != 0 {
+                scratch.known_traces.insert(scratch.trace_hashes[index]);
+            }
+        }
+        let (file, mutant) = match &scratch.origin {
+            Origin::CorpusFiles(paths) => (paths[index].as_ref(), None),
+            Origin::Mutants(mutants) => (None, Some(&mutants[index])),
+        };
+        // Length control counts the campaign's own runs only.
+        if mutant.is_some() {
+            state.length.record_run(is_new);
+        }
+        if is_new {
+            state.seen.insert(fingerprint);
+            scratch.new_features.clear();
+            state
+                .features
+                .insert_all(features, &mut scratch.new_features);
+            let mut unique = scratch.new_features.clone();
+            unique.sort_unstable();
+            let path = match file {
+                Some(file) => file.clone(),
+                None => state.corpus_dir.save(input)?,
+            };
+            state.corpus.add(Entry {
+                data: input.to_vec(),
+                path: Some(path),
+                unique,
+                trace_hash: scratch.trace_hashes[index],
+            });
+            if let Some(mutant) = mutant {
+                shared.print_status(state, Event::New, Some((input.len(), &mutant.sequence)));
+            }
+        } else if let Some(mutant) = mutant
+            && !scratch.crashed[index]
+        {
+            let parent = mutant.parent;
+            let parent_entry = state.corpus.get(parent);
+            let trace_hash = scratch.trace_hashes[index];
+            // A run that went exactly like its parent keeps all its features,
+            // even when only the trace's hash came back.
+            let same_path = trace_hash != 0 && trace_hash == parent_entry.trace_hash;
+            let keeps = || {
+                if scratch.known[index] {
+                    same_path
+                } else {
+                    keeps_all(features, &parent_entry.unique)
+                }
+            };
+            if input.len() < parent_entry.data.len() && keeps() {
+                let path = state.corpus_dir.save(input)?;
+                let old =
+                    state
+                        .corpus
+                        .replace(parent, input.to_vec(), Some(path.clone()), trace_hash);
+                if let Some(old) = old.filter(|o| *o != path) {
+                    state.corpus_dir.remove_owned(&old)?;
+                }
+                shared.print_status(state, Event::Reduce, Some((input.len(), &mutant.sequence)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Saves a new crash and reports it, or counts a known one.
+fn record_crash(
+    shared: &Shared,
+    state: &mut State,
+    input: &[u8],
+    crash: &Crash,
+) -> Result<(), EngineError> {
+    let runs = shared.runs.load(Ordering::Relaxed);
+    let seconds = shared.started.elapsed().as_secs();
+    match state.crashes.record(input, crash)? {
+        Recorded::New(saved) => {
+            let saved = saved.clone();
+            let report = crash_report(
+                crash,
+                input,
+                CrashContext::Found {
+                    number: state.crashes.new_count(),
+                    runs,
+                    seconds,
+                    saved: &saved,
+                },
+            );
+            shared.out.line(&report);
+            if shared
+                .options
+                .max_crashes
+                .is_some_and(|max| state.crashes.new_count() >= max)
+            {
+                state.stop.get_or_insert(StopReason::MaxCrashes);
+            }
+        }
+        Recorded::Duplicate(known) => {
+            if known.hits == 1 && !known.new {
+                shared.out.line(&known_crash_line(crash, known));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! One worker's batch: its inputs, where they came from, and what each run
+//! reached. Reused batch after batch, so the loop does not allocate.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use php_fuzz_coverage::{EdgeCounter, Feature, FingerprintCache, fingerprint};
+use php_fuzz_harness::{Batch, Coverage, Crash};
+use php_fuzz_mutate::{Mutator, Sequence};
+
+use super::FINGERPRINT_CACHE_BITS;
+use crate::corpus::EntryId;
+
+/// Blocks executed per batch that the adaptive batch size aims for.
+const BLOCKS_PER_BATCH: u64 = 400_000;
+const MAX_BATCH: usize = 4096;
+
+/// An input made by mutating a corpus entry.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Mutant {
+    pub parent: EntryId,
+    /// The mutations that made it, shown in its NEW or REDUCE line.
+    pub sequence: Sequence,
+    /// Shorter than its parent when it was made, so it may REDUCE it.
+    pub shorter: bool,
+}
+
+/// Where a batch's inputs come from, one entry per input.
+#[derive(Debug)]
+pub(super) enum Origin {
+    /// Files of the corpus directory: the seeds, or entries other processes
+    /// wrote (`--reload`). A new one keeps its file; `None` is the empty
+    /// input run in place of an empty directory, saved like a mutant.
+    CorpusFiles(Vec<Option<PathBuf>>),
+    /// Mutants of corpus entries.
+    Mutants(Vec<Mutant>),
+}
+
+impl Origin {
+    fn clear(&mut self) {
+        match self {
+            Origin::CorpusFiles(paths) => paths.clear(),
+            Origin::Mutants(mutants) => mutants.clear(),
+        }
+    }
+
+    /// Whether run `index` must be judged even when its trace is one this
+    /// worker already judged: a shorter mutant may REDUCE its parent, and a
+    /// corpus file is always judged.
+    fn judge_known_trace(&self, index: usize) -> bool {
+        match self {
+            Origin::CorpusFiles(_) => true,
+            Origin::Mutants(mutants) => mutants[index].shorter,
+        }
+    }
+}
+
+/// Per-batch scratch of one worker.
+pub(super) struct Scratch {
+    pub batch: Batch,
+    pub origin: Origin,
+    /// The features of every run, one after the other.
+    pub features: Vec<Feature>,
+    feature_ends: Vec<usize>,
+    pub fingerprints: Vec<u64>,
+    /// Per input: its trace ran exactly like one this worker already judged.
+    pub known: Vec<bool>,
+    pub trace_hashes: Vec<u64>,
+    /// Hashes of traces whose features held nothing new; worker-local.
+    pub known_traces: FingerprintCache,
+    pub crashes: Vec<(usize, Crash)>,
+    pub crashed: Vec<bool>,
+    counter: EdgeCounter,
+    run_features: Vec<Feature>,
+    pub new_features: Vec<Feature>,
+    input: Vec<u8>,
+    blocks: u64,
+    pub batch_size: usize,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            batch: Batch::new(),
+            origin: Origin::Mutants(Vec::new()),
+            features: Vec::new(),
+            feature_ends: Vec::new(),
+            fingerprints: Vec::new(),
+            known: Vec::new(),
+            trace_hashes: Vec::new(),
+            known_traces: FingerprintCache::new(FINGERPRINT_CACHE_BITS),
+            crashes: Vec::new(),
+            crashed: Vec::new(),
+            counter: EdgeCounter::new(),
+            run_features: Vec::new(),
+            new_features: Vec::new(),
+            input: Vec::new(),
+            blocks: 0,
+            batch_size: 16,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.batch.clear();
+        self.origin.clear();
+        self.features.clear();
+        self.feature_ends.clear();
+        self.fingerprints.clear();
+        self.known.clear();
+        self.trace_hashes.clear();
+        self.crashes.clear();
+        self.crashed.clear();
+        self.blocks = 0;
+    }
+
+    /// Queues a file of the corpus directory (`None`: the empty input).
+    pub fn push_file(&mut self, data: &[u8], path: Option<PathBuf>) {
+        self.batch.push(data);
+        match &mut self.origin {
+            Origin::CorpusFiles(paths) => paths.push(path),
+            origin => {
+                debug_assert_eq!(self.batch.len(), 1, "a batch has one origin");
+                *origin = Origin::CorpusFiles(vec![path]);
+            }
+        }
+    }
+
+    /// Queues a mutant of `parent`, at most `max_len` bytes long; `partner`
+    /// is the entry CrossOver takes from.
+    pub fn push_mutant(
+        &mut self,
+        mutator: &mut Mutator,
+        parent: EntryId,
+        parent_data: &[u8],
+        partner: &[u8],
+        max_len: usize,
+    ) {
+        self.input.clear();
+        self.input.extend_from_slice(parent_data);
+        mutator.mutate(&mut self.input, max_len, Some(partner));
+        self.batch.push(&self.input);
+        let mutant = Mutant {
+            parent,
+            sequence: *mutator.last_sequence(),
+            shorter: self.input.len() < parent_data.len(),
+        };
+        match &mut self.origin {
+            Origin::Mutants(mutants) => mutants.push(mutant),
+            origin => {
+                debug_assert_eq!(self.batch.len(), 1, "a batch has one origin");
+                *origin = Origin::Mutants(vec![mutant]);
+            }
+        }
+    }
+
+    /// Records one run's result (called from the executor's callback).
+    pub fn collect(
+        &mut self,
+        index: usize,
+        crash: Option<Crash>,
+        coverage: Coverage<'_>,
+        trace_hash: u64,
+        repeat: bool,
+    ) {
+        debug_assert_eq!(index, self.feature_ends.len());
+        self.crashed.push(crash.is_some());
+        self.trace_hashes.push(trace_hash);
+        // A repeat has no coverage to look at: the harness sent it in full
+        // before, so it was judged then. A known trace needs no second look
+        // unless the input might REDUCE its parent.
+        let known = crash.is_none()
+            && (repeat
+                || (trace_hash != 0
+                    && !self.origin.judge_known_trace(index)
+                    && self.known_traces.contains(trace_hash)));
+        self.known.push(known);
+        self.blocks += coverage.last.len() as u64 / 4;
+        if let Some(crash) = crash {
+            self.run_features.clear();
+            self.crashes.push((index, crash));
+        } else if !known {
+            self.counter.clear();
+            coverage.add_to(&mut self.counter);
+            if coverage.earlier.is_some() {
+                self.blocks += self.counter.total_hits();
+            }
+            self.counter.features_into(&mut self.run_features);
+            self.features.extend_from_slice(&self.run_features);
+        } else {
+            self.run_features.clear();
+        }
+        self.fingerprints.push(fingerprint(&self.run_features));
+        self.feature_ends.push(self.features.len());
+    }
+
+    /// Where in `features` those of run `index` are (none if it crashed or
+    /// its trace was known).
+    pub fn features_range(&self, index: usize) -> Range<usize> {
+        let start = if index == 0 {
+            0
+        } else {
+            self.feature_ends[index - 1]
+        };
+        start..self.feature_ends[index]
+    }
+
+    /// Adapts the batch size to how much the last batch executed.
+    pub fn adapt_batch_size(&mut self) {
+        let n = self.batch.len().max(1) as u64;
+        let per_input = (self.blocks / n).max(1);
+        let ideal = (BLOCKS_PER_BATCH / per_input) as usize;
+        // Grow gradually, shrink at once: a slow input must not stall a big batch.
+        self.batch_size = ideal
+            .clamp(1, MAX_BATCH)
+            .min(self.batch_size.saturating_mul(2).max(1));
+    }
+}
