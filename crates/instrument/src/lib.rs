@@ -5,8 +5,9 @@
 //! process of that session.
 
 mod analyze;
+mod grammar;
 mod ids;
-mod kinds;
+mod lexical;
 mod parse;
 mod render;
 mod stub;
