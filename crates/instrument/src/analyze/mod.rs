@@ -3,11 +3,14 @@
 //! One walk over the tree with a cursor (no recursion, so no input can
 //! overflow the stack). On entering a node the walk first updates the
 //! [`Scope`] (which function, which class, whether calls are allowed), then
-//! plans what the node needs: [`statements`] for statements and bodies,
-//! [`expressions`] for wrappers around expressions. [`regions`] notes where
-//! PHP code is, and drops the blocks that would put anything outside it.
-//! Another pass over the same constructs (comparison operands, say) would be
-//! one more module called from [`Analyzer::enter`], reading the same scope.
+//! plans the coverage blocks the node opens: [`statements`] for counters in
+//! statement lists and bodies, [`expressions`] for wrappers around
+//! expressions. [`regions`] notes where PHP code is, and at the end drops
+//! the blocks that would put anything outside it. Another pass over the same
+//! nodes (collecting comparison operands, say) would be one more module
+//! called from `Analyzer::enter` beside `plan_coverage`, reading the same
+//! scope and, if it inserts anything, going through `block` / `insert` and
+//! the same regions check.
 //!
 //! Each block gets an anchor, a byte of the original source that belongs to
 //! it alone, and the insertions that mark it:
@@ -163,14 +166,14 @@ impl<'s> Analyzer<'s> {
             return false;
         }
         self.scope.enter(node, kind, depth);
-        let descend = self.plan(node, kind, depth);
+        let descend = self.plan_coverage(node, kind, depth);
         let is_list = self.is_statement_list(node, kind);
         self.scope.push_parent(kind, is_list);
         descend
     }
 
     /// Plans the blocks `node` opens; returns whether to walk its children.
-    fn plan(&mut self, node: Node<'_>, kind: NodeKind, depth: u32) -> bool {
+    fn plan_coverage(&mut self, node: Node<'_>, kind: NodeKind, depth: u32) -> bool {
         match kind {
             NodeKind::Program => self.file_entry(node),
             NodeKind::PhpTag => {
