@@ -159,6 +159,8 @@ impl<'s> Analyzer<'s> {
     }
 
     /// Handles entering `node`; returns whether to walk its children.
+    // Into the walk's loop: as a call it costs about 2 % of the analysis.
+    #[inline(always)]
     fn enter(&mut self, node: Node<'_>, depth: u32) -> bool {
         let kind = self.grammar.kind(node);
         if self.grammar.is_opaque(node) {

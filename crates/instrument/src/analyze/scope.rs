@@ -65,6 +65,7 @@ impl<'s> Scope<'s> {
 
     /// Opens the frames `node` opens. Called before its blocks are planned,
     /// so that a function's own blocks belong to it.
+    #[inline]
     pub fn enter(&mut self, node: Node<'_>, kind: NodeKind, depth: u32) {
         let fields = &self.grammar.fields;
         match kind {
@@ -133,11 +134,13 @@ impl<'s> Scope<'s> {
     }
 
     /// Makes the node just entered the parent of the nodes under it.
+    #[inline]
     pub fn push_parent(&mut self, kind: NodeKind, is_list: bool) {
         self.parents.push(Parent { kind, is_list });
     }
 
     /// Closes what the node at `depth` opened, once the walk leaves it.
+    #[inline]
     pub fn leave(&mut self, depth: u32) {
         self.parents.pop();
         // One node may open several frames of a kind (a parameter that is
