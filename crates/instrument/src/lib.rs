@@ -5,8 +5,9 @@
 //! process of that session.
 
 mod analyze;
+mod grammar;
 mod ids;
-mod kinds;
+mod lexical;
 mod parse;
 mod render;
 mod stub;
@@ -16,8 +17,9 @@ pub use render::Plan;
 
 use serde::{Deserialize, Serialize};
 
-/// What a block's counter marks. Statement-level kinds get a counter
-/// statement, expression-level kinds a `traceBlock()` wrapper.
+/// What a block marks. The kinds up to `GotoLabel` get a counter statement;
+/// those from `ShortCircuit` on mark an expression and get a wrapper around
+/// it (see `docs/instrumentation.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockKind {
@@ -48,21 +50,6 @@ pub enum BlockKind {
     MatchArm,
     ArrowFunctionBody,
     YieldResume,
-}
-
-impl BlockKind {
-    pub fn is_expression_level(self) -> bool {
-        matches!(
-            self,
-            BlockKind::ShortCircuit
-                | BlockKind::Coalesce
-                | BlockKind::TernaryThen
-                | BlockKind::TernaryElse
-                | BlockKind::MatchArm
-                | BlockKind::ArrowFunctionBody
-                | BlockKind::YieldResume
-        )
-    }
 }
 
 /// One entry of the block map.

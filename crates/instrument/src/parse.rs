@@ -5,7 +5,8 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree};
 
-use crate::kinds::{K, Table};
+use crate::grammar::{Grammar, NodeKind};
+use crate::lexical::{close_tag_after, skip_php_space};
 
 /// A parse without ERROR or MISSING nodes of the code part of a file.
 pub(crate) struct Parsed {
@@ -70,7 +71,7 @@ fn parse_bytes(source: &[u8]) -> Option<Tree> {
             Some(parser) => parser,
             None => {
                 let mut parser = Parser::new();
-                parser.set_language(&Table::get().language).ok()?;
+                parser.set_language(&Grammar::get().language).ok()?;
                 slot.insert(parser)
             }
         };
@@ -113,19 +114,19 @@ fn row_to_line(row: usize) -> u32 {
 /// End of a top-level `__halt_compiler();` statement (or of the `?>` that
 /// ends it), if the file has one.
 fn top_level_halt(source: &[u8], root: Node<'_>) -> Option<usize> {
-    let table = Table::get();
+    let grammar = Grammar::get();
     let mut cursor = root.walk();
     for statement in root.children(&mut cursor) {
-        if table.kind(statement) != K::ExpressionStatement {
+        if grammar.kind(statement) != NodeKind::ExpressionStatement {
             continue;
         }
         let Some(call) = statement
             .named_child(0)
-            .filter(|c| table.kind(*c) == K::FunctionCallExpression)
+            .filter(|c| grammar.kind(*c) == NodeKind::FunctionCallExpression)
         else {
             continue;
         };
-        let Some(function) = call.child_by_field_id(table.fields.function.get()) else {
+        let Some(function) = call.child_by_field_id(grammar.fields.function.get()) else {
             continue;
         };
         if source
@@ -137,13 +138,7 @@ fn top_level_halt(source: &[u8], root: Node<'_>) -> Option<usize> {
                 return Some(end);
             }
             // `__halt_compiler() ?>`: the code ends with the `?>`.
-            let skipped = source[end..]
-                .iter()
-                .take_while(|&&b| crate::kinds::is_php_space(b))
-                .count();
-            return source[end + skipped..]
-                .starts_with(b"?>")
-                .then_some(end + skipped + 2);
+            return close_tag_after(source, end);
         }
     }
     None
@@ -161,31 +156,20 @@ fn halt_candidates(source: &[u8]) -> impl Iterator<Item = usize> + '_ {
             if !name.eq_ignore_ascii_case(NAME) {
                 continue;
             }
-            let mut at = found + NAME.len();
-            let skip = |at: &mut usize| {
-                while source
-                    .get(*at)
-                    .is_some_and(|&b| crate::kinds::is_php_space(b))
-                {
-                    *at += 1;
-                }
-            };
-            skip(&mut at);
-            if source.get(at) != Some(&b'(') {
+            let open = skip_php_space(source, found + NAME.len());
+            if source.get(open) != Some(&b'(') {
                 continue;
             }
-            at += 1;
-            skip(&mut at);
-            if source.get(at) != Some(&b')') {
+            let close = skip_php_space(source, open + 1);
+            if source.get(close) != Some(&b')') {
                 continue;
             }
-            at += 1;
-            skip(&mut at);
-            if source.get(at) == Some(&b';') {
-                return Some(at + 1);
+            let end = skip_php_space(source, close + 1);
+            if source.get(end) == Some(&b';') {
+                return Some(end + 1);
             }
-            if source.get(at..at + 2) == Some(b"?>") {
-                return Some(at + 2);
+            if source.get(end..end + 2) == Some(b"?>") {
+                return Some(end + 2);
             }
         }
         None

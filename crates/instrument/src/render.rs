@@ -2,7 +2,8 @@
 //! files at once: plan every file in parallel, allocate ids in a fixed file
 //! order, render in parallel. Ids then do not depend on thread timing.
 
-use crate::analyze::{self, Insertion, PlannedBlock};
+use crate::analyze::{self, Analysis, Insertion, PlannedBlock};
+use crate::lexical::is_name_byte;
 use crate::stub::Piece;
 use crate::{Block, BlockId, Instrumented, SkipReason, StubStyle, parse};
 
@@ -29,7 +30,7 @@ impl<'s> Plan<'s> {
     pub fn new(source: &'s [u8]) -> Result<Plan<'s>, SkipReason> {
         let parsed = parse::parse(source).map_err(|line| SkipReason::ParseError { line })?;
         let code = &source[..parsed.code_end];
-        let analyze::Plan {
+        let Analysis {
             blocks,
             mut insertions,
             names,
@@ -124,11 +125,6 @@ impl<'s> Plan<'s> {
             blocks,
         }
     }
-}
-
-/// A byte of a PHP name (or keyword): `[A-Za-z0-9_\x80-\xff]`.
-fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
 
 /// Byte offsets to 1-based (line, column) for offsets asked in rising order.

@@ -28,9 +28,10 @@ pub(crate) enum Piece {
     OpenTruthy,
     /// `((` before the right operand of `&&`, `||`, `and`, `or`.
     OpenCondition,
-    /// `) ? (RECORD) > 0 : (RECORD) < 0)` after it: records the block once
-    /// the operand has its value, and gives that value's truth, which is
-    /// all the operator keeps. No function call, the cost of the others.
+    /// `) ? RECORD-TRUE : RECORD-FALSE)` after it (see `condition_record`):
+    /// records the block once the operand has its value, and gives that
+    /// value's truth, which is all the operator keeps. In trace style no
+    /// function call, the cost of the others.
     CloseCondition,
     /// `)` after an `Open` or `OpenTruthy` expression.
     Close,
@@ -137,8 +138,9 @@ fn record_if_truthy_function(style: StubStyle) -> &'static [u8] {
 }
 
 /// An expression that records block `id` and evaluates to `value`: in trace
-/// style `(\PhpFuzz\FuzzingContext::$trace[] = ID) > 0` (ids are never 0),
-/// in edge-map style `\PhpFuzz\countEdge(ID, true)`.
+/// style `(\PhpFuzz\FuzzingContext::$trace .= "\x07…") !== ''` (or `=== ''`
+/// for false; the trace is never empty after an append), in edge-map style
+/// `\PhpFuzz\countEdge(ID, true)`.
 fn condition_record(out: &mut Vec<u8>, style: StubStyle, id: u32, value: bool) {
     match style {
         StubStyle::Trace => {
@@ -274,6 +276,8 @@ mod tests {
             Piece::Open,
             Piece::OpenYield,
             Piece::OpenTruthy,
+            Piece::OpenCondition,
+            Piece::CloseCondition,
             Piece::Close,
             Piece::CloseYield,
         ];
