@@ -41,14 +41,7 @@ impl Output {
     }
 }
 
-/// Resident memory of this process, in MiB.
-pub fn own_rss_mb() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map(|pages| pages * 4096 / (1024 * 1024))
-        .unwrap_or(0)
-}
+pub use php_fuzz_harness::own_rss_mb;
 
 /// Peak resident memory of this process (VmHWM), in MiB.
 pub fn own_peak_rss_mb() -> u64 {

@@ -168,7 +168,7 @@ pub fn php() -> Option<PathBuf> {
 
 /// Path of the runtime that defines `\PhpFuzz\FuzzingContext` and friends.
 pub fn fuzzing_context() -> PathBuf {
-    repo_root().join("php-runtime/FuzzingContext.php")
+    repo_root().join("crates/harness/php-runtime/FuzzingContext.php")
 }
 
 /// The AST oracle (fixtures/instrument/ast_equivalence.php), or `None`
