@@ -256,26 +256,7 @@ pub(crate) fn known_crash_line(crash: &Crash, saved: &KnownCrash) -> String {
     )
 }
 
-/// Resident memory of this process, in MiB.
-pub fn own_rss_mb() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map(|pages| pages * 4096 / (1024 * 1024))
-        .unwrap_or(0)
-}
-
-/// Peak resident memory of this process (VmHWM), in MiB.
-pub fn own_peak_rss_mb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map(|kb| kb / 1024)
-        .unwrap_or(0)
-}
+pub use php_fuzz_harness::{own_peak_rss_mb, own_rss_mb};
 
 /// An input shown in a report: printable ASCII as is, the rest escaped,
 /// cut after `limit` bytes.

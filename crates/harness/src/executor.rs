@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use php_fuzz_coverage::EdgeCounter;
-use php_fuzz_instrument::{BlockId, BlockKind, StubStyle};
-use rustc_hash::FxHashMap;
+use php_fuzz_instrument::{BlockId, StubStyle};
 
-use crate::process::{HarnessProcess, TargetInfo, Wait, describe_status};
-use crate::protocol::{self, Event, InputList, Request, status};
+use crate::process::{HarnessProcess, TargetInfo, Wait};
+use crate::protocol::{self, Event, InputList, Request};
 use crate::sources::SourceServer;
+use crate::triage;
 use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem};
 
 /// After this many harness deaths while starting, give up.
@@ -236,32 +236,31 @@ impl Executor {
             already_sent = false;
             let (reported, interrupted) = self.receive(next, end, &mut on_result)?;
             next += reported;
-            if interrupted.is_some() {
-                // Whatever else was queued went down with the process.
-                for other in &mut self.queued {
-                    other.sent = false;
-                }
+            let Some(interrupted) = interrupted else {
+                continue;
+            };
+            // Whatever else was queued went down with the process.
+            for other in &mut self.queued {
+                other.sent = false;
             }
             match interrupted {
-                None => {}
-                Some(Interrupted::Died {
+                Interrupted::Died {
                     index,
                     crash,
                     retry_alone,
                     last,
-                }) => {
+                } => {
                     self.drop_process();
                     if retry_alone {
                         one_at_a_time = true;
                         self.clear_earlier();
                         next = index;
                     } else {
-                        self.stats.executions += 1;
                         self.emit_crash(index, crash, &last, &mut on_result);
                         next = index + 1;
                     }
                 }
-                Some(Interrupted::Unexplained { kind, message }) => {
+                Interrupted::Unexplained { kind, message } => {
                     let stderr = self
                         .process
                         .as_mut()
@@ -269,25 +268,8 @@ impl Executor {
                         .unwrap_or_default();
                     self.drop_process();
                     if end - next == 1 {
-                        let runtime = self.config.runtime.root().display().to_string();
-                        let crash = match fatal_from_stderr(&stderr, &runtime) {
-                            Some(fatal) if kind == CrashKind::HarnessDied => fatal,
-                            _ => Crash {
-                                kind,
-                                problem: Problem {
-                                    class: kind_class(kind).into(),
-                                    message,
-                                    ..Problem::default()
-                                },
-                                stderr: None,
-                                note: None,
-                            },
-                        };
-                        let crash = Crash {
-                            stderr: Some(stderr).filter(|s| !s.trim().is_empty()),
-                            ..crash
-                        };
-                        self.stats.executions += 1;
+                        let runtime = self.config.runtime.root();
+                        let crash = triage::unexplained_crash(kind, message, stderr, runtime);
                         self.emit_crash(next, crash, &[], &mut on_result);
                         next += 1;
                     } else {
@@ -297,15 +279,8 @@ impl Executor {
                 }
             }
         }
-        if self.queued.is_empty()
-            && let Some(process) = &self.process
-        {
-            let rss = process.rss_mb();
-            self.note_rss(rss);
-            if rss > self.config.rss_limit_mb / 2 {
-                self.stats.memory_restarts += 1;
-                self.drop_process();
-            }
+        if self.queued.is_empty() {
+            self.replace_if_grown();
         }
         Ok(())
     }
@@ -328,6 +303,20 @@ impl Executor {
             .is_ok()
     }
 
+    /// Between batches: a harness whose memory grew past half the limit
+    /// across many runs is replaced before it runs out mid-run.
+    fn replace_if_grown(&mut self) {
+        let Some(process) = &self.process else {
+            return;
+        };
+        let rss = process.rss_mb();
+        self.note_rss(rss);
+        if rss > self.config.rss_limit_mb / 2 {
+            self.stats.memory_restarts += 1;
+            self.drop_process();
+        }
+    }
+
     fn note_rss(&mut self, rss: u64) {
         self.stats.rss_mb = rss;
         self.stats.peak_rss_mb = self.stats.peak_rss_mb.max(rss);
@@ -339,6 +328,54 @@ impl Executor {
         }
     }
 
+    /// The coverage of the run in progress: the pieces already folded, then `last`.
+    fn coverage<'a>(&'a self, last: &'a [u8]) -> Coverage<'a> {
+        Coverage {
+            style: self.sources.style(),
+            earlier: self.has_earlier.then_some(&self.earlier),
+            last,
+        }
+    }
+
+    /// Folds a piece of the coverage of the run in progress.
+    fn add_earlier(&mut self, piece: &[u8]) {
+        match self.sources.style() {
+            StubStyle::Trace => self.earlier.add_trace(piece),
+            StubStyle::EdgeMap => self.earlier.add_edge_counts(piece),
+        }
+        self.has_earlier = true;
+    }
+
+    fn clear_earlier(&mut self) {
+        if self.has_earlier {
+            self.earlier.clear();
+            self.has_earlier = false;
+        }
+    }
+
+    /// Reports a run the harness finished, crashed or not.
+    fn emit_outcome(
+        &mut self,
+        index: usize,
+        outcome: &protocol::Outcome<'_>,
+        on_result: &mut impl FnMut(RunResult<'_>),
+    ) {
+        if let Some(crash) = triage::crash_from_status(outcome.status, outcome.problem.as_ref()) {
+            self.emit_crash(index, crash, outcome.coverage, on_result);
+            return;
+        }
+        self.stats.executions += 1;
+        on_result(RunResult {
+            index,
+            crash: None,
+            coverage: self.coverage(outcome.coverage),
+            trace_hash: outcome.trace_hash,
+            repeat: outcome.repeat && !self.has_earlier,
+        });
+        self.clear_earlier();
+    }
+
+    /// Reports a crash, pointed at the target's code; `last` ends its coverage.
     fn emit_crash(
         &mut self,
         index: usize,
@@ -346,13 +383,14 @@ impl Executor {
         last: &[u8],
         on_result: &mut impl FnMut(RunResult<'_>),
     ) {
-        let coverage = Coverage {
-            style: self.sources.style(),
-            earlier: self.has_earlier.then_some(&self.earlier),
-            last,
-        };
-        hide_runtime(&mut crash.problem, self.config.runtime.root());
-        locate(&self.sources, &mut crash, coverage);
+        self.stats.executions += 1;
+        let coverage = self.coverage(last);
+        triage::attribute(
+            &mut crash,
+            &self.sources,
+            self.config.runtime.root(),
+            coverage,
+        );
         on_result(RunResult {
             index,
             crash: Some(crash),
@@ -363,11 +401,9 @@ impl Executor {
         self.clear_earlier();
     }
 
-    fn clear_earlier(&mut self) {
-        if self.has_earlier {
-            self.earlier.clear();
-            self.has_earlier = false;
-        }
+    /// How long a harness may stay silent during a batch before it is killed.
+    fn silence_limit(&self) -> Duration {
+        self.config.timeout + KILL_GRACE + self.config.flush_interval
     }
 
     /// Reports the outcomes of `batch[start..end]`, already sent, until all
@@ -378,75 +414,32 @@ impl Executor {
         end: usize,
         on_result: &mut impl FnMut(RunResult<'_>),
     ) -> Result<(usize, Option<Interrupted>), HarnessError> {
-        let style = self.sources.style();
-        let limit_mb = self.config.rss_limit_mb;
-        let silence_limit = self.config.timeout + KILL_GRACE + self.config.flush_interval;
+        // On an error the process is dropped, and so killed.
         let mut process = self.process.take().expect("ensured by the caller");
-        let baseline_rss = self.baseline_rss;
         self.clear_earlier();
-
         let count = end - start;
         let mut reported = 0;
-        let mut deadline = Instant::now() + silence_limit;
-        let result = loop {
+        let mut deadline = Instant::now() + self.silence_limit();
+        let interrupted = loop {
             if reported == count {
                 break None;
             }
-            let wait = process
+            match process
                 .wait_frame(Some(deadline))
-                .map_err(HarnessError::Pipe)?;
-            match wait {
+                .map_err(HarnessError::Pipe)?
+            {
                 Wait::Frame => {}
                 Wait::Eof => {
                     let status = process.wait_exit(Duration::from_secs(2));
-                    let stderr = process.stderr_tail();
-                    let message = match php_fatal_line(&stderr) {
-                        Some(line) => {
-                            format!("the harness died ({}): {line}", describe_status(status))
-                        }
-                        None => format!("the harness died ({})", describe_status(status)),
-                    };
                     break Some(Interrupted::Unexplained {
                         kind: CrashKind::HarnessDied,
-                        message,
+                        message: triage::death_message(status, &process.stderr_tail()),
                     });
                 }
-                Wait::Idle => {
-                    let rss = process.rss_mb();
-                    self.note_rss(rss);
-                    // PHP's memory_limit (the same number) counts only its own
-                    // heap and reports where it ran out; the process as a whole
-                    // gets some slack before it is killed from here.
-                    if rss > limit_mb + rss_slack_mb(limit_mb) {
-                        process.kill();
-                        let message = format!(
-                            "the harness's memory reached {rss} MB, over the limit of {limit_mb} MB"
-                        );
-                        break Some(Interrupted::Unexplained {
-                            kind: CrashKind::OutOfMemory,
-                            message,
-                        });
-                    }
-                    if process.info.signals {
-                        // A poll slice (50 ms) of silence means a long run, piling
-                        // up trace (about a million blocks, 16 MB of PHP array,
-                        // per slice): have what it has sent over.
-                        process.request_coverage();
-                    }
-                    if Instant::now() >= deadline {
-                        process.kill();
-                        let message = format!(
-                            "no answer within {:.1} s (timeout {:.1} s); the harness was killed",
-                            silence_limit.as_secs_f64(),
-                            self.config.timeout.as_secs_f64()
-                        );
-                        break Some(Interrupted::Unexplained {
-                            kind: CrashKind::Timeout,
-                            message,
-                        });
-                    }
-                    continue;
-                }
+                Wait::Idle => match self.watch_silent(&mut process, deadline) {
+                    Some(interrupted) => break Some(interrupted),
+                    None => continue,
+                },
             }
             let event = protocol::decode_event(process.frame_bytes())
                 .map_err(|e| HarnessError::Protocol(e.to_string()))?;
@@ -458,53 +451,15 @@ impl Executor {
                         )));
                     }
                     for outcome in &outcomes {
-                        let index = start + reported;
-                        let crash = crash_from_status(outcome.status, outcome.problem.as_ref());
-                        let earlier = self.has_earlier.then_some(&self.earlier);
-                        let coverage = Coverage {
-                            style,
-                            earlier,
-                            last: outcome.coverage,
-                        };
-                        self.stats.executions += 1;
-                        let (trace_hash, repeat) =
-                            (outcome.trace_hash, outcome.repeat && !self.has_earlier);
-                        match crash {
-                            None => on_result(RunResult {
-                                index,
-                                crash: None,
-                                coverage,
-                                trace_hash,
-                                repeat,
-                            }),
-                            Some(mut crash) => {
-                                hide_runtime(&mut crash.problem, self.config.runtime.root());
-                                locate(&self.sources, &mut crash, coverage);
-                                on_result(RunResult {
-                                    index,
-                                    crash: Some(crash),
-                                    coverage,
-                                    trace_hash: 0,
-                                    repeat: false,
-                                });
-                            }
-                        }
-                        if self.has_earlier {
-                            self.earlier.clear();
-                            self.has_earlier = false;
-                        }
+                        self.emit_outcome(start + reported, outcome, on_result);
                         reported += 1;
                     }
                     process.consume_frame();
-                    deadline = Instant::now() + silence_limit;
+                    deadline = Instant::now() + self.silence_limit();
                 }
                 Event::CoverageChunk { index, coverage } => {
                     if index as usize == reported {
-                        match style {
-                            StubStyle::Trace => self.earlier.add_trace(coverage),
-                            StubStyle::EdgeMap => self.earlier.add_edge_counts(coverage),
-                        }
-                        self.has_earlier = true;
+                        self.add_earlier(coverage);
                     }
                     process.consume_frame();
                 }
@@ -517,11 +472,11 @@ impl Executor {
                             code: code.as_deref(),
                         })
                         .map_err(HarnessError::Pipe)?;
-                    deadline = Instant::now() + silence_limit;
+                    deadline = Instant::now() + self.silence_limit();
                 }
                 Event::Died {
                     index,
-                    status: died_status,
+                    status,
                     problem,
                     coverage,
                 } => {
@@ -536,38 +491,12 @@ impl Executor {
                     process.consume_frame();
                     process.wait_exit(Duration::from_secs(2));
                     let stderr = process.stderr_tail();
-                    let mut kind = kind_of(died_status);
-                    let mut note = None;
-                    if kind == CrashKind::OutOfMemory
-                        && (stack_page_allocation(&problem.message)
-                            || looks_like_recursion(
-                                &self.sources,
-                                Coverage {
-                                    style,
-                                    earlier: None,
-                                    last: &last,
-                                },
-                            ))
-                    {
-                        kind = CrashKind::StackOverflow;
-                        note = Some(
-                            "memory ran out deep inside repeated calls: unbounded recursion"
-                                .to_string(),
-                        );
-                    }
+                    let crash =
+                        triage::crash_from_death(status, problem, &last, stderr, &self.sources);
                     // A run that started on a bloated harness may not be to blame.
-                    let retry_alone =
-                        kind == CrashKind::OutOfMemory && count > 1 && baseline_rss > limit_mb / 4;
-                    let crash = Crash {
-                        kind,
-                        problem,
-                        stderr: (matches!(
-                            kind,
-                            CrashKind::Fatal | CrashKind::OutOfMemory | CrashKind::StackOverflow
-                        ) && !stderr.trim().is_empty())
-                        .then_some(stderr),
-                        note,
-                    };
+                    let retry_alone = crash.kind == CrashKind::OutOfMemory
+                        && count > 1
+                        && self.baseline_rss > self.config.rss_limit_mb / 4;
                     break Some(Interrupted::Died {
                         index: start + index,
                         crash,
@@ -583,7 +512,51 @@ impl Executor {
             }
         };
         self.process = Some(process);
-        Ok((reported, result))
+        Ok((reported, interrupted))
+    }
+
+    /// A poll slice passed without a word from the harness: notes its memory,
+    /// asks a long run for the coverage it has so far, and kills a harness
+    /// that grew too large or stayed silent past `deadline`.
+    fn watch_silent(
+        &mut self,
+        process: &mut HarnessProcess,
+        deadline: Instant,
+    ) -> Option<Interrupted> {
+        let limit_mb = self.config.rss_limit_mb;
+        let rss = process.rss_mb();
+        self.note_rss(rss);
+        // PHP's memory_limit (the same number) counts only its own
+        // heap and reports where it ran out; the process as a whole
+        // gets some slack before it is killed from here.
+        if rss > limit_mb + rss_slack_mb(limit_mb) {
+            process.kill();
+            let message =
+                format!("the harness's memory reached {rss} MB, over the limit of {limit_mb} MB");
+            return Some(Interrupted::Unexplained {
+                kind: CrashKind::OutOfMemory,
+                message,
+            });
+        }
+        if process.info.signals {
+            // A poll slice (50 ms) of silence means a long run, piling
+            // up trace (about a million blocks, 16 MB of PHP array,
+            // per slice): have what it has sent over.
+            process.request_coverage();
+        }
+        if Instant::now() >= deadline {
+            process.kill();
+            let message = format!(
+                "no answer within {:.1} s (timeout {:.1} s); the harness was killed",
+                self.silence_limit().as_secs_f64(),
+                self.config.timeout.as_secs_f64()
+            );
+            return Some(Interrupted::Unexplained {
+                kind: CrashKind::Timeout,
+                message,
+            });
+        }
+        None
     }
 
     /// The target's configuration, once a harness has loaded it.
@@ -598,233 +571,7 @@ impl Drop for Executor {
     }
 }
 
-fn crash_from_status(code: u8, problem: Option<&protocol::Problem<'_>>) -> Option<Crash> {
-    if code == status::OK {
-        return None;
-    }
-    Some(Crash {
-        kind: kind_of(code),
-        problem: problem.map(Problem::from_wire).unwrap_or_default(),
-        stderr: None,
-        note: None,
-    })
-}
-
-fn kind_of(code: u8) -> CrashKind {
-    match code {
-        status::EXCEPTION => CrashKind::Exception,
-        status::WARNING => CrashKind::Warning,
-        status::TIMEOUT => CrashKind::Timeout,
-        status::EXIT => CrashKind::Exit,
-        status::OUT_OF_MEMORY => CrashKind::OutOfMemory,
-        _ => CrashKind::Fatal,
-    }
-}
-
-fn kind_class(kind: CrashKind) -> &'static str {
-    match kind {
-        CrashKind::Timeout => "Timeout",
-        CrashKind::OutOfMemory => "OutOfMemory",
-        _ => "HarnessDied",
-    }
-}
-
-/// Takes php-fuzz's own runtime out of a problem's location and stack: a
-/// crash inside `traceBlock()` (memory running out there, say) belongs to the
-/// code that called it.
-fn hide_runtime(problem: &mut Problem, runtime: &Path) {
-    let ours = |file: &str| !file.is_empty() && Path::new(file).starts_with(runtime);
-    let before = problem.frames.len();
-    problem.frames.retain(|f| !ours(&f.file));
-    if ours(&problem.file) {
-        match problem.frames.first() {
-            Some(frame) => (problem.file, problem.line) = (frame.file.clone(), frame.line),
-            None => (problem.file, problem.line) = (String::new(), 0),
-        }
-    }
-    if problem.frames.len() != before {
-        problem.trace = problem
-            .frames
-            .iter()
-            .enumerate()
-            .map(|(n, f)| format!("#{n} {} at {}:{}\n", f.function, f.file, f.line))
-            .collect();
-    }
-}
-
-/// Fills in what PHP could not tell: the location of a crash without one
-/// (the last block that ran), and a first frame naming the function.
-fn locate(sources: &SourceServer, crash: &mut Crash, coverage: Coverage<'_>) {
-    if !crash.problem.file.is_empty() && !crash.problem.frames.is_empty() {
-        return;
-    }
-    if crash.problem.file.is_empty() {
-        let Some(location) = coverage.last_block().and_then(|id| sources.locate(id)) else {
-            return;
-        };
-        crash.problem.file = location.path.display().to_string();
-        crash.problem.line = location.block.line;
-    }
-    if crash.problem.frames.is_empty() {
-        let (file, line) = (crash.problem.file.clone(), crash.problem.line);
-        let function = sources
-            .function_at(Path::new(&file), line)
-            .unwrap_or_else(|| "{main}".into());
-        if crash.problem.trace.is_empty() {
-            crash.problem.trace = format!("#0 {function} at {file}:{line}\n");
-        }
-        crash.problem.frames.push(crate::Frame {
-            file,
-            line,
-            function,
-        });
-    }
-}
-
 /// How far past the limit a harness's RSS may go before it is killed.
 fn rss_slack_mb(limit_mb: u64) -> u64 {
     (limit_mb / 8).max(64)
-}
-
-/// PHP grows its VM stack in pages of 256 KiB: failing to get one more is
-/// a call stack too deep.
-fn stack_page_allocation(message: &str) -> bool {
-    message.contains("(tried to allocate 262144 bytes)")
-}
-
-/// A crash from the `Fatal error: … in FILE on line N` a dying PHP printed,
-/// for deaths the harness could not report itself.
-fn fatal_from_stderr(stderr: &str, runtime_dir: &str) -> Option<Crash> {
-    stderr.lines().find_map(|line| {
-        let text = &line[line.find("Fatal error:")? + "Fatal error:".len()..];
-        let (rest, line_no) = text.rsplit_once(" on line ")?;
-        let (message, file) = rest.rsplit_once(" in ")?;
-        let file = file.trim();
-        if file.starts_with(runtime_dir) {
-            return None;
-        }
-        let message = message.trim().to_string();
-        let (kind, note) = if message.starts_with("Allowed memory size")
-            || message.starts_with("Out of memory")
-        {
-            if stack_page_allocation(&message) {
-                (
-                    CrashKind::StackOverflow,
-                    Some("memory ran out growing the call stack: unbounded recursion".to_string()),
-                )
-            } else {
-                (CrashKind::OutOfMemory, None)
-            }
-        } else if message.starts_with("Maximum execution time") {
-            (CrashKind::Timeout, None)
-        } else {
-            (CrashKind::Fatal, None)
-        };
-        Some(Crash {
-            kind,
-            problem: Problem {
-                class: "Fatal error".into(),
-                message,
-                file: file.to_string(),
-                line: line_no.trim().parse().ok()?,
-                ..Problem::default()
-            },
-            stderr: None,
-            note,
-        })
-    })
-}
-
-/// Memory ran out while the same function kept being entered: recursion.
-fn looks_like_recursion(sources: &SourceServer, coverage: Coverage<'_>) -> bool {
-    if coverage.style != StubStyle::Trace {
-        return false;
-    }
-    let mut entries: FxHashMap<u32, u32> = FxHashMap::default();
-    let mut total = 0u32;
-    let mut kinds: FxHashMap<u32, bool> = FxHashMap::default();
-    for id in coverage.last.chunks_exact(4) {
-        let id = u32::from_le_bytes(id.try_into().expect("4 bytes"));
-        total += 1;
-        let is_entry = *kinds.entry(id).or_insert_with(|| {
-            sources.locate(BlockId(id)).is_some_and(|l| {
-                matches!(
-                    l.block.kind,
-                    BlockKind::FunctionEntry | BlockKind::MethodEntry | BlockKind::ClosureEntry
-                )
-            })
-        });
-        if is_entry {
-            *entries.entry(id).or_default() += 1;
-        }
-    }
-    let most = entries.values().copied().max().unwrap_or(0);
-    let all_entries: u32 = entries.values().sum();
-    most >= 64 && all_entries * 4 >= total
-}
-
-/// The `PHP Fatal error: …` line a dying PHP printed, if any.
-fn php_fatal_line(stderr: &str) -> Option<String> {
-    stderr
-        .lines()
-        .rev()
-        .find(|l| l.contains("Fatal error") || l.contains("Segmentation fault"))
-        .map(|l| l.trim().to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Frame;
-
-    #[test]
-    fn a_fatal_error_printed_by_a_dying_php_becomes_a_located_crash() {
-        let stderr = "PHP Notice: something\nPHP Fatal error:  Allowed memory size of 268435456 bytes exhausted (tried to allocate 262144 bytes) in /lib/Parser.php on line 42\nFatal error: Allowed memory size of 1 bytes exhausted in /tmp/rt/Harness.php on line 9\n";
-        let crash = fatal_from_stderr(stderr, "/tmp/rt").unwrap();
-        assert_eq!(
-            crash.kind,
-            CrashKind::StackOverflow,
-            "a VM stack page could not be had"
-        );
-        assert_eq!(
-            (crash.problem.file.as_str(), crash.problem.line),
-            ("/lib/Parser.php", 42)
-        );
-        let plain = fatal_from_stderr(
-            "Fatal error: Cannot redeclare f() in /a b/in x.php on line 3",
-            "/tmp/rt",
-        )
-        .unwrap();
-        assert_eq!(plain.kind, CrashKind::Fatal);
-        assert_eq!(plain.problem.message, "Cannot redeclare f()");
-        assert_eq!(plain.problem.file, "/a b/in x.php");
-        assert!(fatal_from_stderr("Segmentation fault", "/tmp/rt").is_none());
-        assert!(
-            fatal_from_stderr("Fatal error: x in /tmp/rt/Wire.php on line 1", "/tmp/rt").is_none()
-        );
-    }
-
-    #[test]
-    fn the_runtime_is_hidden_from_locations_and_traces() {
-        let frame = |file: &str, line, function: &str| Frame {
-            file: file.into(),
-            line,
-            function: function.into(),
-        };
-        let mut problem = Problem {
-            class: "Fatal error".into(),
-            message: "Allowed memory size".into(),
-            file: "/tmp/rt/FuzzingContext.php".into(),
-            line: 65,
-            trace: String::new(),
-            frames: vec![
-                frame("/tmp/rt/FuzzingContext.php", 65, "PhpFuzz\\traceBlock()"),
-                frame("/lib/P.php", 7, "P->f()"),
-            ],
-        };
-        hide_runtime(&mut problem, Path::new("/tmp/rt"));
-        assert_eq!((problem.file.as_str(), problem.line), ("/lib/P.php", 7));
-        assert_eq!(problem.frames.len(), 1);
-        assert_eq!(problem.trace, "#0 P->f() at /lib/P.php:7\n");
-    }
 }

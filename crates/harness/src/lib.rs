@@ -7,11 +7,13 @@
 
 mod batch;
 mod executor;
+mod memory;
 mod php;
 mod process;
 pub mod protocol;
 mod runtime;
 mod sources;
+mod triage;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,6 +21,7 @@ use std::time::Duration;
 
 pub use batch::Batch;
 pub use executor::{Coverage, Executor, ExecutorStats, RunResult};
+pub use memory::{own_peak_rss_mb, own_rss_mb};
 pub use php::{MIN_PHP_VERSION_ID, PhpBinary};
 pub use process::TargetInfo;
 pub use runtime::Runtime;

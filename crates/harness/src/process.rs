@@ -435,7 +435,7 @@ impl HarnessProcess {
 
     /// Resident memory of the harness, in MiB.
     pub(crate) fn rss_mb(&self) -> u64 {
-        rss_mb(self.pid).unwrap_or(0)
+        crate::memory::rss_mb(self.pid).unwrap_or(0)
     }
 
     pub(crate) fn request_coverage(&self) {
@@ -535,12 +535,6 @@ fn drain_stderr(mut pipe: impl Read, tail: &Mutex<VecDeque<u8>>) {
             }
         }
     }
-}
-
-pub(crate) fn rss_mb(pid: Pid) -> Option<u64> {
-    let statm = std::fs::read_to_string(format!("/proc/{}/statm", pid.as_raw_nonzero())).ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * rustix::param::page_size() as u64 / (1024 * 1024))
 }
 
 pub(crate) fn describe_status(status: Option<ExitStatus>) -> String {

@@ -6,26 +6,17 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 const FILES: &[(&str, &str)] = &[
-    (
-        "harness.php",
-        include_str!("../../../php-runtime/harness.php"),
-    ),
-    (
-        "Harness.php",
-        include_str!("../../../php-runtime/Harness.php"),
-    ),
-    (
-        "Config.php",
-        include_str!("../../../php-runtime/Config.php"),
-    ),
-    ("Wire.php", include_str!("../../../php-runtime/Wire.php")),
+    ("main.php", include_str!("../php-runtime/main.php")),
+    ("Harness.php", include_str!("../php-runtime/Harness.php")),
+    ("Config.php", include_str!("../php-runtime/Config.php")),
+    ("Wire.php", include_str!("../php-runtime/Wire.php")),
     (
         "IncludeInterceptor.php",
-        include_str!("../../../php-runtime/IncludeInterceptor.php"),
+        include_str!("../php-runtime/IncludeInterceptor.php"),
     ),
     (
         "FuzzingContext.php",
-        include_str!("../../../php-runtime/FuzzingContext.php"),
+        include_str!("../php-runtime/FuzzingContext.php"),
     ),
 ];
 
@@ -50,7 +41,7 @@ impl Runtime {
     }
 
     pub fn entry_script(&self) -> PathBuf {
-        self.root.join("harness.php")
+        self.root.join("main.php")
     }
 
     pub fn root(&self) -> &Path {
