@@ -197,6 +197,17 @@ pub enum CrashKind {
 }
 
 impl CrashKind {
+    pub const ALL: [CrashKind; 8] = [
+        CrashKind::Exception,
+        CrashKind::Warning,
+        CrashKind::Timeout,
+        CrashKind::Fatal,
+        CrashKind::StackOverflow,
+        CrashKind::Exit,
+        CrashKind::OutOfMemory,
+        CrashKind::HarnessDied,
+    ];
+
     /// Name used in status lines and sidecars.
     pub fn name(self) -> &'static str {
         match self {
@@ -221,6 +232,23 @@ impl CrashKind {
     }
 }
 
+/// A crash kind's name is not one of [`CrashKind::name`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown crash kind `{0}`")]
+pub struct UnknownCrashKind(pub String);
+
+impl std::str::FromStr for CrashKind {
+    type Err = UnknownCrashKind;
+
+    /// The inverse of [`CrashKind::name`], as crash reports save it.
+    fn from_str(name: &str) -> Result<CrashKind, UnknownCrashKind> {
+        CrashKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| UnknownCrashKind(name.to_string()))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Crash {
     pub kind: CrashKind,
@@ -234,5 +262,33 @@ pub struct Crash {
 impl Crash {
     pub fn headline(&self) -> String {
         format!("{}: {}", self.kind.name(), self.problem.headline())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_crash_kind_is_parsed_from_its_name_and_nothing_else_is() {
+        // Fails to compile when a kind is added: add it to CrashKind::ALL too.
+        let _listed = |kind: CrashKind| match kind {
+            CrashKind::Exception
+            | CrashKind::Warning
+            | CrashKind::Timeout
+            | CrashKind::Fatal
+            | CrashKind::StackOverflow
+            | CrashKind::Exit
+            | CrashKind::OutOfMemory
+            | CrashKind::HarnessDied => (),
+        };
+        for kind in CrashKind::ALL {
+            assert_eq!(kind.name().parse(), Ok(kind));
+        }
+        assert_eq!(
+            "segfault".parse::<CrashKind>(),
+            Err(UnknownCrashKind("segfault".into()))
+        );
+        assert!("Timeout".parse::<CrashKind>().is_err());
     }
 }
