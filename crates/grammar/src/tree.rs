@@ -1,0 +1,300 @@
+//! Parsing an input once into a flat, thread-safe tree that the mutators
+//! read without touching tree-sitter again.
+
+use tree_sitter::Parser;
+
+use crate::Grammar;
+
+/// "No node" in [`Node`]'s links.
+pub(crate) const NONE: u32 = u32::MAX;
+
+const NAMED: u8 = 1;
+/// The node is, or contains, an ERROR or MISSING node.
+const ERROR: u8 = 2;
+/// Comments and the like, which may appear anywhere.
+const EXTRA: u8 = 4;
+const IDENTIFIER: u8 = 8;
+const SCOPE: u8 = 16;
+
+/// One syntax node. Nodes are stored in pre-order, so a node's subtree is
+/// the index range `index..subtree_end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node {
+    pub start: u32,
+    pub end: u32,
+    pub parent: u32,
+    pub next_sibling: u32,
+    pub subtree_end: u32,
+    pub kind: u16,
+    flags: u8,
+}
+
+impl Node {
+    pub fn is_named(&self) -> bool {
+        self.flags & NAMED != 0
+    }
+
+    /// True if the node is or contains an ERROR or MISSING node.
+    pub fn has_error(&self) -> bool {
+        self.flags & ERROR != 0
+    }
+
+    pub fn is_extra(&self) -> bool {
+        self.flags & EXTRA != 0
+    }
+
+    pub fn is_identifier(&self) -> bool {
+        self.flags & IDENTIFIER != 0
+    }
+
+    pub fn is_scope(&self) -> bool {
+        self.flags & SCOPE != 0
+    }
+
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+
+    /// A place a mutation may change: a named, error-free, non-empty node
+    /// that is not a comment.
+    fn is_site(&self) -> bool {
+        self.flags & (NAMED | ERROR | EXTRA) == NAMED && self.end > self.start
+    }
+}
+
+/// An input parsed once: its bytes and a flat arena of its syntax nodes.
+/// Built by [`InputParser::parse`]; `Send + Sync`, so the engine can keep
+/// one per corpus entry and share it between workers.
+#[derive(Debug, Clone, Default)]
+pub struct ParsedInput {
+    data: Box<[u8]>,
+    nodes: Vec<Node>,
+    /// Indices of the nodes mutations may change, the root excepted.
+    sites: Vec<u32>,
+    /// `sites` ordered by (kind, index): each kind's sites are a run.
+    sites_by_kind: Vec<u32>,
+    /// Indices of error-free identifier nodes, in pre-order.
+    identifiers: Vec<u32>,
+}
+
+impl ParsedInput {
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn node(&self, index: u32) -> &Node {
+        &self.nodes[index as usize]
+    }
+
+    /// True if tree-sitter found a syntax error anywhere in the input.
+    pub fn has_error(&self) -> bool {
+        self.nodes.first().is_none_or(Node::has_error)
+    }
+
+    /// The nodes mutations may change: named, error-free, non-empty, not
+    /// comments, not the root. Empty for an input with no valid subtree.
+    pub fn sites(&self) -> &[u32] {
+        &self.sites
+    }
+
+    /// The sites of one node kind, in input order.
+    pub fn sites_of_kind(&self, kind: u16) -> &[u32] {
+        let nodes = &self.nodes;
+        let from = self
+            .sites_by_kind
+            .partition_point(|&i| nodes[i as usize].kind < kind);
+        let to = self
+            .sites_by_kind
+            .partition_point(|&i| nodes[i as usize].kind <= kind);
+        &self.sites_by_kind[from..to]
+    }
+
+    /// Error-free identifier nodes, in input order.
+    pub fn identifiers(&self) -> &[u32] {
+        &self.identifiers
+    }
+
+    pub fn text(&self, index: u32) -> &[u8] {
+        let node = &self.nodes[index as usize];
+        &self.data[node.start as usize..node.end as usize]
+    }
+
+    /// The next named, non-extra sibling of `index`, if any.
+    pub(crate) fn next_named_sibling(&self, index: u32) -> Option<u32> {
+        let mut at = self.nodes[index as usize].next_sibling;
+        while at != NONE {
+            let node = &self.nodes[at as usize];
+            if node.is_named() && !node.is_extra() {
+                return Some(at);
+            }
+            at = node.next_sibling;
+        }
+        None
+    }
+
+    /// The previous named, non-extra sibling of `index`, if any.
+    pub(crate) fn previous_named_sibling(&self, index: u32) -> Option<u32> {
+        let parent = self.nodes[index as usize].parent;
+        if parent == NONE {
+            return None;
+        }
+        let mut at = parent + 1;
+        let mut previous = None;
+        while at != index && at != NONE {
+            let node = &self.nodes[at as usize];
+            if node.is_named() && !node.is_extra() {
+                previous = Some(at);
+            }
+            at = node.next_sibling;
+        }
+        previous
+    }
+
+    /// The nearest ancestor of `index` that opens a scope, or the root.
+    pub(crate) fn scope_of(&self, index: u32) -> u32 {
+        let mut at = self.nodes[index as usize].parent;
+        while at != NONE {
+            let node = &self.nodes[at as usize];
+            if node.is_scope() || node.parent == NONE {
+                return at;
+            }
+            at = node.parent;
+        }
+        0
+    }
+
+    /// Is `inner` inside the subtree of `outer` (or `outer` itself)?
+    pub(crate) fn contains(&self, outer: u32, inner: u32) -> bool {
+        outer <= inner && inner < self.nodes[outer as usize].subtree_end
+    }
+}
+
+/// Parses inputs with one grammar. Holds a tree-sitter parser, so it is not
+/// `Sync`: keep one per thread.
+pub struct InputParser {
+    grammar: Grammar,
+    parser: Parser,
+    /// (node index, its last child so far) along the current path.
+    stack: Vec<(u32, u32)>,
+}
+
+impl InputParser {
+    pub fn new(grammar: &Grammar) -> InputParser {
+        let mut parser = Parser::new();
+        parser
+            .set_language(grammar.language())
+            .expect("Grammar::from_info checked the language loads");
+        InputParser {
+            grammar: grammar.clone(),
+            parser,
+            stack: Vec::new(),
+        }
+    }
+
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+
+    /// Parses `data`. Never fails: an input tree-sitter cannot parse keeps
+    /// its valid subtrees as sites, and one too large for 32-bit offsets
+    /// (or that tree-sitter gives up on) has none.
+    pub fn parse(&mut self, data: &[u8]) -> ParsedInput {
+        let mut parsed = ParsedInput {
+            data: data.into(),
+            ..ParsedInput::default()
+        };
+        if u32::try_from(data.len()).is_err() {
+            return parsed;
+        }
+        self.parser.reset();
+        let Some(tree) = self.parser.parse(data, None) else {
+            return parsed;
+        };
+        self.flatten(&tree, &mut parsed);
+        parsed
+    }
+
+    fn flatten(&mut self, tree: &tree_sitter::Tree, parsed: &mut ParsedInput) {
+        let mut cursor = tree.walk();
+        self.stack.clear();
+        self.push(cursor.node(), parsed);
+        'walk: loop {
+            if cursor.goto_first_child() {
+                self.push(cursor.node(), parsed);
+                continue;
+            }
+            loop {
+                let (done, _) = self.stack.pop().expect("the path holds the cursor's node");
+                parsed.nodes[done as usize].subtree_end = parsed.nodes.len() as u32;
+                if cursor.goto_next_sibling() {
+                    self.push(cursor.node(), parsed);
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        let nodes = &parsed.nodes;
+        parsed.sites_by_kind.clone_from(&parsed.sites);
+        parsed
+            .sites_by_kind
+            .sort_unstable_by_key(|&i| (nodes[i as usize].kind, i));
+    }
+
+    fn push(&mut self, node: tree_sitter::Node<'_>, parsed: &mut ParsedInput) {
+        let index = parsed.nodes.len() as u32;
+        let kind = node.kind_id();
+        let mut flags = 0;
+        if node.is_named() {
+            flags |= NAMED;
+        }
+        if node.has_error() {
+            flags |= ERROR;
+        }
+        if node.is_extra() {
+            flags |= EXTRA;
+        }
+        if self.grammar.is_identifier(kind) {
+            flags |= IDENTIFIER;
+        }
+        if self.grammar.is_scope(kind) {
+            flags |= SCOPE;
+        }
+        let parent = match self.stack.last_mut() {
+            Some((parent, last_child)) => {
+                if *last_child != NONE {
+                    parsed.nodes[*last_child as usize].next_sibling = index;
+                }
+                *last_child = index;
+                *parent
+            }
+            None => NONE,
+        };
+        let record = Node {
+            start: node.start_byte() as u32,
+            end: node.end_byte() as u32,
+            parent,
+            next_sibling: NONE,
+            subtree_end: index + 1,
+            kind,
+            flags,
+        };
+        parsed.nodes.push(record);
+        if parent != NONE && record.is_site() {
+            parsed.sites.push(index);
+            if record.is_identifier() {
+                parsed.identifiers.push(index);
+            }
+        }
+        self.stack.push((index, NONE));
+    }
+}

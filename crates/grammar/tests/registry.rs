@@ -1,0 +1,37 @@
+//! Every built-in grammar loads with this tree-sitter and parses its sample.
+
+use php_fuzz_grammar::{Grammar, InputParser, grammars};
+
+#[test]
+fn every_grammar_loads_and_parses_its_sample_without_errors() {
+    for info in grammars() {
+        let grammar = Grammar::from_info(info).unwrap();
+        let parsed = InputParser::new(&grammar).parse(info.sample.as_bytes());
+        assert!(!parsed.has_error(), "{}: the sample has a syntax error", info.name);
+        assert!(parsed.sites().len() > 5, "{}: too few subtrees", info.name);
+    }
+}
+
+#[test]
+fn php_is_first_and_the_default_features_bring_json_and_the_others() {
+    let names: Vec<_> = grammars().iter().map(|g| g.name).collect();
+    assert_eq!(names[0], "php");
+    for name in ["json", "css", "html", "yaml", "markdown", "sql", "javascript"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+}
+
+#[test]
+fn code_grammars_name_identifier_kinds_the_language_has() {
+    for info in grammars().iter().filter(|g| g.code) {
+        let grammar = Grammar::from_info(info).unwrap();
+        let parsed = InputParser::new(&grammar).parse(info.sample.as_bytes());
+        assert!(!parsed.identifiers().is_empty(), "{}: no identifiers in the sample", info.name);
+    }
+}
+
+#[test]
+fn an_unknown_grammar_names_the_known_ones() {
+    let err = Grammar::load("cobol").unwrap_err().to_string();
+    assert!(err.contains("cobol") && err.contains("php") && err.contains("json"), "{err}");
+}
