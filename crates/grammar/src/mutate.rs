@@ -7,7 +7,6 @@ use std::fmt;
 
 use rand::{Rng, RngExt};
 
-use crate::tree::NONE;
 use crate::{FragmentPool, ParsedInput};
 
 /// Sites tried before a mutation gives up on an input.
@@ -254,6 +253,9 @@ impl GrammarMutator {
                 continue;
             };
             let new = if duplicate {
+                if node.is_contextual() {
+                    continue;
+                }
                 input.text(site)
             } else {
                 let fragments = sources.pool.fragments(node.kind);
@@ -266,7 +268,8 @@ impl GrammarMutator {
                 continue;
             }
             let text_start = self.text.len() as u32;
-            let at = if rng.random::<bool>() {
+            // Text after a contextual site would lose what closes it.
+            let at = if !node.is_contextual() && rng.random::<bool>() {
                 self.text.extend_from_slice(separator);
                 self.text.extend_from_slice(new);
                 node.end
@@ -290,8 +293,8 @@ impl GrammarMutator {
         for _ in 0..ATTEMPTS {
             let site = Self::random_site(rng, input);
             let node = *input.node(site);
-            let next = same_kind(input, site, input.next_named_sibling(site));
-            let previous = same_kind(input, site, input.previous_named_sibling(site));
+            let next = input.next_in_list(site);
+            let previous = input.previous_in_list(site);
             let (start, end) = match (previous, next) {
                 (_, Some(next)) if previous.is_none() || rng.random::<bool>() => {
                     (node.start, input.node(next).start)
@@ -427,14 +430,6 @@ fn fits(input: &ParsedInput, removed: usize, added: usize, max_len: usize) -> bo
     input.data().len() - removed + added <= max_len
 }
 
-/// `other` if it is an error-free node of `site`'s kind.
-fn same_kind(input: &ParsedInput, site: u32, other: Option<u32>) -> Option<u32> {
-    other.filter(|&o| {
-        let node = input.node(o);
-        node.kind == input.node(site).kind && !node.has_error() && node.parent != NONE
-    })
-}
-
 /// The bytes between `site` and a neighbour of its kind, or else a
 /// separator the pool saw between two of its kind under the same parent
 /// kind: None if the kind is not known to repeat there.
@@ -445,8 +440,8 @@ fn list_separator<'a, R: Rng + ?Sized>(
 ) -> Option<&'a [u8]> {
     let input = sources.input;
     let node = input.node(site);
-    let next = same_kind(input, site, input.next_named_sibling(site));
-    let previous = same_kind(input, site, input.previous_named_sibling(site));
+    let next = input.next_in_list(site);
+    let previous = input.previous_in_list(site);
     let data = input.data();
     match (previous, next) {
         (_, Some(next)) if previous.is_none() || rng.random::<bool>() => {
@@ -455,6 +450,6 @@ fn list_separator<'a, R: Rng + ?Sized>(
         (Some(previous), _) => Some(&data[input.node(previous).end as usize..node.start as usize]),
         _ => sources
             .pool
-            .separator(input.node(node.parent).kind, node.kind),
+            .separator(input.node(node.parent).kind, node.field, node.kind),
     }
 }

@@ -92,9 +92,9 @@ pub struct FragmentPool {
     limits: PoolLimits,
     kinds: Vec<KindPool>,
     seen: FxHashSet<u64>,
-    /// (parent kind, child kind) → a separator seen between two consecutive
-    /// children of that kind: the kind repeats under that parent.
-    separators: FxHashMap<(u16, u16), ([u8; MAX_SEPARATOR], u8)>,
+    /// (parent kind, field, child kind) → a separator seen between two
+    /// consecutive children of that kind in that field: they form a list.
+    separators: FxHashMap<(u16, u16, u16), ([u8; MAX_SEPARATOR], u8)>,
     bytes: usize,
     evicted: u64,
     evictions: u64,
@@ -141,11 +141,11 @@ impl FragmentPool {
         }
     }
 
-    /// A separator seen between two `child` siblings under a `parent`, if
-    /// that kind was ever seen repeated there.
-    pub fn separator(&self, parent: u16, child: u16) -> Option<&[u8]> {
+    /// A separator seen between two `child` siblings in `field` (0: none)
+    /// of a `parent`, if that kind was ever seen repeated there.
+    pub fn separator(&self, parent: u16, field: u16, child: u16) -> Option<&[u8]> {
         self.separators
-            .get(&(parent, child))
+            .get(&(parent, field, child))
             .map(|(bytes, len)| &bytes[..*len as usize])
     }
 
@@ -157,7 +157,7 @@ impl FragmentPool {
         for &site in input.sites() {
             let node = input.node(site);
             self.learn_separator(input, site);
-            if node.len() > self.limits.max_fragment_len {
+            if node.len() > self.limits.max_fragment_len || node.is_contextual() {
                 continue;
             }
             if self.insert(input, site) {
@@ -168,22 +168,20 @@ impl FragmentPool {
     }
 
     fn learn_separator(&mut self, input: &ParsedInput, site: u32) {
-        let node = input.node(site);
-        let Some(next) = input.next_named_sibling(site) else {
+        let Some(next) = input.next_in_list(site) else {
             return;
         };
-        let next_node = input.node(next);
-        if next_node.kind != node.kind || next_node.has_error() {
-            return;
-        }
+        let node = input.node(site);
         let parent = input.node(node.parent).kind;
-        let gap = &input.data()[node.end as usize..next_node.start as usize];
+        let gap = &input.data()[node.end as usize..input.node(next).start as usize];
         if gap.len() <= MAX_SEPARATOR {
-            self.separators.entry((parent, node.kind)).or_insert_with(|| {
-                let mut bytes = [0; MAX_SEPARATOR];
-                bytes[..gap.len()].copy_from_slice(gap);
-                (bytes, gap.len() as u8)
-            });
+            self.separators
+                .entry((parent, node.field, node.kind))
+                .or_insert_with(|| {
+                    let mut bytes = [0; MAX_SEPARATOR];
+                    bytes[..gap.len()].copy_from_slice(gap);
+                    (bytes, gap.len() as u8)
+                });
         }
     }
 

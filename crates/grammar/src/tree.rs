@@ -15,6 +15,11 @@ const ERROR: u8 = 2;
 const EXTRA: u8 = 4;
 const IDENTIFIER: u8 = 8;
 const SCOPE: u8 = 16;
+/// The node's text parses only where it is, so it is neither pooled nor
+/// copied elsewhere: it ends in a zero-width token, or right before an
+/// extra (PHP's `?>`, a comment) without a `;` or `}` of its own, as a PHP
+/// statement closed by `?>` does.
+const CONTEXTUAL: u8 = 32;
 
 /// One syntax node. Nodes are stored in pre-order, so a node's subtree is
 /// the index range `index..subtree_end`.
@@ -26,6 +31,8 @@ pub struct Node {
     pub next_sibling: u32,
     pub subtree_end: u32,
     pub kind: u16,
+    /// The field the node fills in its parent (tree-sitter's field id), 0 if none.
+    pub field: u16,
     flags: u8,
 }
 
@@ -49,6 +56,11 @@ impl Node {
 
     pub fn is_scope(&self) -> bool {
         self.flags & SCOPE != 0
+    }
+
+    /// Its text parses only in its context (it ends in a zero-width token).
+    pub fn is_contextual(&self) -> bool {
+        self.flags & CONTEXTUAL != 0
     }
 
     pub fn len(&self) -> usize {
@@ -158,6 +170,29 @@ impl ParsedInput {
         previous
     }
 
+    /// The next sibling of `index` that forms a list with it: the next
+    /// named, non-comment sibling, if it has the same kind and field, is
+    /// error-free, and only a list separator lies between them.
+    pub(crate) fn next_in_list(&self, index: u32) -> Option<u32> {
+        let next = self.next_named_sibling(index)?;
+        self.in_one_list(index, next).then_some(next)
+    }
+
+    /// The previous sibling of `index` that forms a list with it.
+    pub(crate) fn previous_in_list(&self, index: u32) -> Option<u32> {
+        let previous = self.previous_named_sibling(index)?;
+        self.in_one_list(previous, index).then_some(previous)
+    }
+
+    fn in_one_list(&self, first: u32, second: u32) -> bool {
+        let (a, b) = (self.node(first), self.node(second));
+        a.kind == b.kind
+            && a.field == b.field
+            && !a.has_error()
+            && !b.has_error()
+            && is_list_separator(&self.data[a.end as usize..b.start as usize])
+    }
+
     /// The nearest ancestor of `index` that opens a scope, or the root.
     pub(crate) fn scope_of(&self, index: u32) -> u32 {
         let mut at = self.nodes[index as usize].parent;
@@ -175,6 +210,47 @@ impl ParsedInput {
     pub(crate) fn contains(&self, outer: u32, inner: u32) -> bool {
         outer <= inner && inner < self.nodes[outer as usize].subtree_end
     }
+}
+
+/// Flags the nodes that end right before an extra without a `;` or `}`,
+/// and every descendant that ends with them.
+fn mark_unterminated(parsed: &mut ParsedInput) {
+    let nodes = &mut parsed.nodes;
+    let data = &parsed.data;
+    for index in 0..nodes.len() {
+        let node = nodes[index];
+        if node.next_sibling == NONE || node.is_extra() || node.is_empty() {
+            continue;
+        }
+        let next = &nodes[node.next_sibling as usize];
+        let terminated = matches!(data[node.end as usize - 1], b';' | b'}');
+        if terminated
+            || !next.is_extra()
+            || !data[node.end as usize..next.start as usize].trim_ascii().is_empty()
+        {
+            continue;
+        }
+        for inner in &mut nodes[index..node.subtree_end as usize] {
+            if inner.end == node.end {
+                inner.flags |= CONTEXTUAL;
+            }
+        }
+    }
+}
+
+/// Whitespace, optionally around one `,`, `;` or `|`: what separates the
+/// elements of a list (arguments, array elements, statements, union
+/// types), unlike the tokens between other repeated kinds (`$a[$b]`,
+/// `$k => $v`, `foreach ($a as $b)`).
+pub(crate) fn is_list_separator(gap: &[u8]) -> bool {
+    match gap.trim_ascii() {
+        [] | [b',' | b';' | b'|'] => true,
+        _ => false,
+    }
+}
+
+fn field(cursor: &tree_sitter::TreeCursor<'_>) -> u16 {
+    cursor.field_id().map_or(0, |id| id.get())
 }
 
 /// Parses inputs with one grammar. Holds a tree-sitter parser, so it is not
@@ -225,17 +301,23 @@ impl InputParser {
     fn flatten(&mut self, tree: &tree_sitter::Tree, parsed: &mut ParsedInput) {
         let mut cursor = tree.walk();
         self.stack.clear();
-        self.push(cursor.node(), parsed);
+        self.push(cursor.node(), 0, parsed);
         'walk: loop {
             if cursor.goto_first_child() {
-                self.push(cursor.node(), parsed);
+                self.push(cursor.node(), field(&cursor), parsed);
                 continue;
             }
             loop {
                 let (done, _) = self.stack.pop().expect("the path holds the cursor's node");
-                parsed.nodes[done as usize].subtree_end = parsed.nodes.len() as u32;
+                let end = parsed.nodes.len() as u32;
+                let last_leaf_is_empty = parsed.nodes[end as usize - 1].is_empty();
+                let node = &mut parsed.nodes[done as usize];
+                node.subtree_end = end;
+                if end > done + 1 && last_leaf_is_empty {
+                    node.flags |= CONTEXTUAL;
+                }
                 if cursor.goto_next_sibling() {
-                    self.push(cursor.node(), parsed);
+                    self.push(cursor.node(), field(&cursor), parsed);
                     break;
                 }
                 if !cursor.goto_parent() {
@@ -243,6 +325,7 @@ impl InputParser {
                 }
             }
         }
+        mark_unterminated(parsed);
         let nodes = &parsed.nodes;
         parsed.sites_by_kind.clone_from(&parsed.sites);
         parsed
@@ -250,7 +333,7 @@ impl InputParser {
             .sort_unstable_by_key(|&i| (nodes[i as usize].kind, i));
     }
 
-    fn push(&mut self, node: tree_sitter::Node<'_>, parsed: &mut ParsedInput) {
+    fn push(&mut self, node: tree_sitter::Node<'_>, field: u16, parsed: &mut ParsedInput) {
         let index = parsed.nodes.len() as u32;
         let kind = node.kind_id();
         let mut flags = 0;
@@ -286,6 +369,7 @@ impl InputParser {
             next_sibling: NONE,
             subtree_end: index + 1,
             kind,
+            field,
             flags,
         };
         parsed.nodes.push(record);
