@@ -20,6 +20,10 @@ pub struct GrammarInfo {
     pub identifier_kinds: &'static [&'static str],
     /// Node kinds that open a scope for identifiers (functions).
     pub scope_kinds: &'static [&'static str],
+    /// Node kinds never mutated on their own, because their text must
+    /// match another node's (an HTML start tag's name and its end tag's).
+    /// They still move inside larger subtrees.
+    pub frozen_kinds: &'static [&'static str],
     /// A small valid input, for tests and `php-fuzz grammars`.
     pub sample: &'static str,
     language: fn() -> Language,
@@ -37,6 +41,7 @@ const GRAMMARS: &[GrammarInfo] = &[
             "anonymous_function",
             "arrow_function",
         ],
+        frozen_kinds: &[],
         sample: "<?php\nfunction add(int $a, int $b): int {\n    $sum = $a + $b;\n    return $sum;\n}\n$items = [1, 2, 'three' => 3];\nforeach ($items as $key => $value) {\n    if ($value > 1) {\n        echo add($value, 2), \"\\n\";\n    } else {\n        $items[] = $key;\n    }\n}\n",
         language: || tree_sitter_php::LANGUAGE_PHP.into(),
     },
@@ -47,6 +52,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         code: false,
         identifier_kinds: &[],
         scope_kinds: &[],
+        frozen_kinds: &[],
         sample: "{\"name\": \"php-fuzz\", \"tags\": [\"fuzz\", 1, 2.5e3, true, null], \"nested\": {\"a\": [], \"b\": {}}}\n",
         language: || tree_sitter_json::LANGUAGE.into(),
     },
@@ -57,6 +63,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         code: false,
         identifier_kinds: &[],
         scope_kinds: &[],
+        frozen_kinds: &[],
         sample: "@media screen and (max-width: 600px) {\n  .menu > li:hover, #top a[href^=\"http\"] { color: #f00; margin: 0 auto !important; }\n}\nbody { font: 12px/1.5 sans-serif; width: calc(100% - 2em); }\n",
         language: || tree_sitter_css::LANGUAGE.into(),
     },
@@ -67,6 +74,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         code: false,
         identifier_kinds: &[],
         scope_kinds: &[],
+        frozen_kinds: &["start_tag", "end_tag", "tag_name"],
         sample: "<!DOCTYPE html>\n<html><head><title>t</title></head>\n<body><ul class=\"list\"><li>one</li><li><a href=\"/x\">two</a></li></ul><br/><p>text &amp; more</p></body></html>\n",
         language: || tree_sitter_html::LANGUAGE.into(),
     },
@@ -77,6 +85,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         code: false,
         identifier_kinds: &[],
         scope_kinds: &[],
+        frozen_kinds: &[],
         sample: "name: php-fuzz\nlist:\n  - one\n  - two: 2\n    three: [3, 4]\nanchor: &a {x: 1}\nalias: *a\ntext: |\n  line\n",
         language: || tree_sitter_yaml::LANGUAGE.into(),
     },
@@ -87,6 +96,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         code: false,
         identifier_kinds: &[],
         scope_kinds: &[],
+        frozen_kinds: &[],
         sample: "# Title\n\nA paragraph with *emphasis*.\n\n- item one\n- item two\n  1. nested\n\n> quote\n\n```php\necho 1;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
         language: || tree_sitter_md::LANGUAGE.into(),
     },
@@ -97,6 +107,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         code: false,
         identifier_kinds: &[],
         scope_kinds: &[],
+        frozen_kinds: &[],
         sample: "SELECT a.id, COUNT(*) AS n FROM users a JOIN orders o ON o.user_id = a.id WHERE a.age > 18 AND o.total IN (1, 2, 3) GROUP BY a.id ORDER BY n DESC LIMIT 10;\nINSERT INTO t (x, y) VALUES (1, 'two');\n",
         language: || tree_sitter_sequel::LANGUAGE.into(),
     },
@@ -113,6 +124,7 @@ const GRAMMARS: &[GrammarInfo] = &[
             "arrow_function",
             "method_definition",
         ],
+        frozen_kinds: &[],
         sample: "function add(a, b) {\n  const sum = a + b;\n  return sum;\n}\nlet items = [1, 2, 3];\nfor (const item of items) {\n  if (item > 1) {\n    console.log(add(item, 2));\n  } else {\n    items.push({ key: item });\n  }\n}\n",
         language: || tree_sitter_javascript::LANGUAGE.into(),
     },
@@ -137,6 +149,7 @@ pub struct Grammar {
     /// Indexed by node kind id.
     identifier: Box<[bool]>,
     scope: Box<[bool]>,
+    frozen: Box<[bool]>,
 }
 
 impl Grammar {
@@ -181,6 +194,7 @@ impl Grammar {
             info,
             identifier: flags_for(info.identifier_kinds),
             scope: flags_for(info.scope_kinds),
+            frozen: flags_for(info.frozen_kinds),
             language,
         })
     }
@@ -208,5 +222,9 @@ impl Grammar {
 
     pub(crate) fn is_scope(&self, kind: u16) -> bool {
         self.scope.get(kind as usize).copied().unwrap_or(false)
+    }
+
+    pub(crate) fn is_frozen(&self, kind: u16) -> bool {
+        self.frozen.get(kind as usize).copied().unwrap_or(false)
     }
 }

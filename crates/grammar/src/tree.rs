@@ -373,7 +373,7 @@ impl InputParser {
             flags,
         };
         parsed.nodes.push(record);
-        if parent != NONE && record.is_site() {
+        if parent != NONE && record.is_site() && !self.grammar.is_frozen(kind) {
             parsed.sites.push(index);
             if record.is_identifier() {
                 parsed.identifiers.push(index);
