@@ -1,5 +1,6 @@
 //! What grammar mutation costs the engine, per grammar: parsing an entry
-//! once (µs per KB), learning it into the pool, and mutations per second.
+//! once (µs per KB; tree-sitter's own parse alone for comparison), learning
+//! it into the pool, and mutations per second.
 //! Run: cargo run --release -p php-fuzz-grammar --example bench_grammar
 
 use std::path::Path;
@@ -33,7 +34,17 @@ fn corpus(grammar: &Grammar) -> Vec<Vec<u8>> {
 }
 
 fn main() {
-    println!("{:11} {:>7} {:>9} {:>10} {:>10} {:>12} {:>9}", "grammar", "inputs", "avg B", "parse µs/KB", "pool µs/KB", "mutations/s", "applied");
+    println!(
+        "{:11} {:>6} {:>6} {:>12} {:>11} {:>10} {:>12} {:>8}",
+        "grammar",
+        "inputs",
+        "avg B",
+        "tree-sitter",
+        "parse µs/KB",
+        "pool µs/KB",
+        "mutations/s",
+        "applied"
+    );
     for info in grammars() {
         let grammar = Grammar::from_info(info).unwrap();
         let inputs = corpus(&grammar);
@@ -41,12 +52,23 @@ fn main() {
         let mut parser = InputParser::new(&grammar);
 
         let rounds = (2_000_000 / bytes.max(1)).clamp(1, 200);
+        let mut raw = tree_sitter::Parser::new();
+        raw.set_language(grammar.language()).unwrap();
+        let start = Instant::now();
+        for _ in 0..rounds {
+            for input in &inputs {
+                std::hint::black_box(raw.parse(input, None));
+            }
+        }
+        let raw_us_per_kb = start.elapsed().as_secs_f64() * 1e6 / (rounds * bytes) as f64 * 1024.0;
+
         let start = Instant::now();
         let mut parsed = Vec::new();
         for _ in 0..rounds {
             parsed = inputs.iter().map(|input| parser.parse(input)).collect();
         }
-        let parse_us_per_kb = start.elapsed().as_secs_f64() * 1e6 / (rounds * bytes) as f64 * 1024.0;
+        let parse_us_per_kb =
+            start.elapsed().as_secs_f64() * 1e6 / (rounds * bytes) as f64 * 1024.0;
 
         let start = Instant::now();
         let mut pool = FragmentPool::default();
@@ -64,17 +86,25 @@ fn main() {
         for _ in 0..tries {
             let input = &parsed[rng.random_range(0..parsed.len())];
             let partner = &parsed[rng.random_range(0..parsed.len())];
-            let sources = Sources { input, partner: Some(partner), pool: &pool };
-            if mutator.mutate(&mut rng, sources, 1 << 16, &mut out).is_some() {
+            let sources = Sources {
+                input,
+                partner: Some(partner),
+                pool: &pool,
+            };
+            if mutator
+                .mutate(&mut rng, sources, 1 << 16, &mut out)
+                .is_some()
+            {
                 applied += 1;
             }
         }
         let per_second = tries as f64 / start.elapsed().as_secs_f64();
         println!(
-            "{:11} {:>7} {:>9} {:>10.1} {:>10.1} {:>12.0} {:>8.1}%",
+            "{:11} {:>6} {:>6} {:>12.1} {:>11.1} {:>10.1} {:>12.0} {:>7.1}%",
             info.name,
             inputs.len(),
             bytes / inputs.len(),
+            raw_us_per_kb,
             parse_us_per_kb,
             pool_us_per_kb,
             per_second,

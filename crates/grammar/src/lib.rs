@@ -19,6 +19,14 @@
 //!   caller's buffer and names the [`GrammarMutation`] it applied (for
 //!   `MS:`), or returns None so the caller falls back to byte mutation.
 //!
+//! Wiring it into the engine: keep an `Arc<ParsedInput>` in each corpus
+//! entry (parsed when it is added or REDUCE-replaced) and one
+//! `FragmentPool` in the shared state; in the batch builder, with some
+//! probability, call `mutate` with the engine's RNG and fall back to the
+//! byte mutator on None. `--fragments DIR` files go through
+//! `pool.add(&parser.parse(bytes))`. docs/grammar.md has the details and
+//! the measurements.
+//!
 //! ```
 //! use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser, Sources};
 //! use rand::SeedableRng;

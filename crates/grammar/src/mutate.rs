@@ -176,7 +176,12 @@ impl GrammarMutator {
         });
     }
 
-    fn replace<R: Rng + ?Sized>(&mut self, rng: &mut R, sources: Sources<'_>, max_len: usize) -> bool {
+    fn replace<R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        sources: Sources<'_>,
+        max_len: usize,
+    ) -> bool {
         let input = sources.input;
         for _ in 0..ATTEMPTS {
             let site = Self::random_site(rng, input);
@@ -195,7 +200,12 @@ impl GrammarMutator {
         false
     }
 
-    fn cross_over<R: Rng + ?Sized>(&mut self, rng: &mut R, sources: Sources<'_>, max_len: usize) -> bool {
+    fn cross_over<R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        sources: Sources<'_>,
+        max_len: usize,
+    ) -> bool {
         let input = sources.input;
         let Some(partner) = sources.partner else {
             return false;
@@ -308,7 +318,12 @@ impl GrammarMutator {
         false
     }
 
-    fn adapt<R: Rng + ?Sized>(&mut self, rng: &mut R, sources: Sources<'_>, max_len: usize) -> bool {
+    fn adapt<R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        sources: Sources<'_>,
+        max_len: usize,
+    ) -> bool {
         let input = sources.input;
         if input.identifiers().is_empty() {
             return false;
@@ -361,7 +376,8 @@ impl GrammarMutator {
                 else {
                     continue;
                 };
-                self.text.extend_from_slice(&text[copied..span.start as usize]);
+                self.text
+                    .extend_from_slice(&text[copied..span.start as usize]);
                 self.text.extend_from_slice(input.text(to));
                 copied = span.end as usize;
             }
@@ -408,7 +424,8 @@ impl GrammarMutator {
             if i > 0 && self.edits[i - 1].end > edit.start {
                 return false;
             }
-            len = len - (edit.end - edit.start) as usize + (edit.text_end - edit.text_start) as usize;
+            len =
+                len - (edit.end - edit.start) as usize + (edit.text_end - edit.text_start) as usize;
         }
         if len > max_len {
             return false;

@@ -135,7 +135,11 @@ impl FragmentPool {
     pub fn stats(&self) -> PoolStats {
         PoolStats {
             fragments: self.kinds.iter().map(|k| k.fragments.len()).sum(),
-            kinds: self.kinds.iter().filter(|k| !k.fragments.is_empty()).count(),
+            kinds: self
+                .kinds
+                .iter()
+                .filter(|k| !k.fragments.is_empty())
+                .count(),
             bytes: self.bytes,
             evicted: self.evicted,
         }
@@ -250,7 +254,8 @@ impl FragmentPool {
             .iter()
             .enumerate()
             .filter(|(kind, pool)| {
-                !pool.fragments.is_empty() && (*kind != protected as usize || pool.fragments.len() > 1)
+                !pool.fragments.is_empty()
+                    && (*kind != protected as usize || pool.fragments.len() > 1)
             })
             .max_by_key(|(kind, pool)| (pool.bytes, usize::MAX - kind))
             .map(|(kind, _)| kind)

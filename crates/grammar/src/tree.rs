@@ -226,7 +226,9 @@ fn mark_unterminated(parsed: &mut ParsedInput) {
         let terminated = matches!(data[node.end as usize - 1], b';' | b'}');
         if terminated
             || !next.is_extra()
-            || !data[node.end as usize..next.start as usize].trim_ascii().is_empty()
+            || !data[node.end as usize..next.start as usize]
+                .trim_ascii()
+                .is_empty()
         {
             continue;
         }
@@ -243,10 +245,7 @@ fn mark_unterminated(parsed: &mut ParsedInput) {
 /// types), unlike the tokens between other repeated kinds (`$a[$b]`,
 /// `$k => $v`, `foreach ($a as $b)`).
 pub(crate) fn is_list_separator(gap: &[u8]) -> bool {
-    match gap.trim_ascii() {
-        [] | [b',' | b';' | b'|'] => true,
-        _ => false,
-    }
+    matches!(gap.trim_ascii(), [] | [b',' | b';' | b'|'])
 }
 
 fn field(cursor: &tree_sitter::TreeCursor<'_>) -> u16 {
@@ -380,5 +379,123 @@ impl InputParser {
             }
         }
         self.stack.push((index, NONE));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(grammar: &str, text: &str) -> (Grammar, ParsedInput) {
+        let grammar = Grammar::load(grammar).unwrap();
+        let parsed = InputParser::new(&grammar).parse(text.as_bytes());
+        (grammar, parsed)
+    }
+
+    #[test]
+    fn the_arena_links_match_tree_sitters_tree() {
+        let text = r#"{"a": [1, {"b": null}], "c": "d"}"#;
+        let (grammar, parsed) = parse("json", text);
+        let mut parser = Parser::new();
+        parser.set_language(grammar.language()).unwrap();
+        let tree = parser.parse(text, None).unwrap();
+        // Walk tree-sitter's tree in pre-order beside the arena.
+        let mut expected = Vec::new();
+        let mut stack = vec![tree.root_node()];
+        while let Some(node) = stack.pop() {
+            expected.push((
+                node.kind_id(),
+                node.start_byte() as u32,
+                node.end_byte() as u32,
+                node.child_count(),
+            ));
+            let mut cursor = node.walk();
+            let children: Vec<_> = node.children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+        assert_eq!(parsed.nodes().len(), expected.len());
+        for (index, (node, &(kind, start, end, children))) in
+            parsed.nodes().iter().zip(&expected).enumerate()
+        {
+            assert_eq!((node.kind, node.start, node.end), (kind, start, end));
+            let index = index as u32;
+            let mut count = 0;
+            let mut child = if node.subtree_end > index + 1 {
+                index + 1
+            } else {
+                NONE
+            };
+            while child != NONE {
+                assert_eq!(parsed.node(child).parent, index);
+                assert!(parsed.contains(index, child) && child != index);
+                count += 1;
+                child = parsed.node(child).next_sibling;
+            }
+            assert_eq!(count, children);
+        }
+    }
+
+    #[test]
+    fn sites_skip_the_root_anonymous_tokens_and_broken_subtrees() {
+        let (grammar, parsed) = parse("json", r#"[1, {"a": ]}, 2]"#);
+        assert!(parsed.has_error());
+        let texts: Vec<_> = parsed
+            .sites()
+            .iter()
+            .map(|&s| {
+                (
+                    grammar.kind_name(parsed.node(s).kind),
+                    String::from_utf8_lossy(parsed.text(s)).into_owned(),
+                )
+            })
+            .collect();
+        assert!(
+            texts.contains(&("number", "1".into())) && texts.contains(&("number", "2".into())),
+            "{texts:?}"
+        );
+        for &site in parsed.sites() {
+            let node = parsed.node(site);
+            assert!(
+                node.is_named() && !node.has_error() && node.parent != NONE,
+                "{texts:?}"
+            );
+        }
+        let numbers = parsed.sites_of_kind(grammar.language().id_for_node_kind("number", true));
+        assert_eq!(numbers.len(), 2);
+    }
+
+    #[test]
+    fn list_separators_are_commas_semicolons_bars_or_space() {
+        for gap in ["", " ", ", ", "\n  ;", " | "] {
+            assert!(is_list_separator(gap.as_bytes()), "{gap:?}");
+        }
+        for gap in ["[", " => ", " as ", ",,", ": "] {
+            assert!(!is_list_separator(gap.as_bytes()), "{gap:?}");
+        }
+    }
+
+    #[test]
+    fn php_statements_closed_by_the_end_tag_are_contextual() {
+        let (grammar, parsed) = parse("php", "<?php $a = 1; $b = 2 ?>x<?php if ($a) { } ?>");
+        let contextual: Vec<_> = parsed
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.is_contextual() && n.is_named())
+            .map(|(i, n)| {
+                (
+                    grammar.kind_name(n.kind),
+                    String::from_utf8_lossy(parsed.text(i as u32)).into_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            contextual,
+            [
+                ("expression_statement", "$b = 2".to_string()),
+                ("assignment_expression", "$b = 2".into()),
+                ("integer", "2".into()),
+            ]
+        );
     }
 }

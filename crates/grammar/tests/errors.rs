@@ -20,8 +20,15 @@ fn fuzz_one(grammar: &str, bytes: &[u8], partner: &[u8], seed: u64, max_len: usi
     let mut out = Vec::new();
     let max_len = max_len.max(bytes.len());
     for _ in 0..20 {
-        let sources = Sources { input: &input, partner: Some(&partner), pool: &pool };
-        if mutator.mutate(&mut rng, sources, max_len, &mut out).is_some() {
+        let sources = Sources {
+            input: &input,
+            partner: Some(&partner),
+            pool: &pool,
+        };
+        if mutator
+            .mutate(&mut rng, sources, max_len, &mut out)
+            .is_some()
+        {
             assert!(out.len() <= max_len);
         }
     }
@@ -30,7 +37,10 @@ fn fuzz_one(grammar: &str, bytes: &[u8], partner: &[u8], seed: u64, max_len: usi
 /// Bytes that look a little like the grammar, so tree-sitter recovers
 /// into partial trees rather than one ERROR node.
 fn noisy(alphabet: &'static [u8]) -> impl Strategy<Value = Vec<u8>> {
-    prop::collection::vec(prop_oneof![any::<u8>(), prop::sample::select(alphabet)], 0..200)
+    prop::collection::vec(
+        prop_oneof![any::<u8>(), prop::sample::select(alphabet)],
+        0..200,
+    )
 }
 
 proptest! {

@@ -21,7 +21,9 @@ fn steps(input: &[u8]) -> u32 {
     };
     let mut reached = 2;
     for route in routes {
-        let Value::Object(route) = route else { continue };
+        let Value::Object(route) = route else {
+            continue;
+        };
         reached |= 4;
         let Some(Value::Array(children)) = route.get("children") else {
             continue;
@@ -73,7 +75,11 @@ fn grammar_mutation_builds_the_nested_bug_input_from_the_seeds() {
     for run in 1..=20_000 {
         let input = &corpus[rng.random_range(0..corpus.len())];
         let partner = &corpus[rng.random_range(0..corpus.len())];
-        let sources = Sources { input, partner: Some(partner), pool: &pool };
+        let sources = Sources {
+            input,
+            partner: Some(partner),
+            pool: &pool,
+        };
         if mutator.mutate(&mut rng, sources, 512, &mut out).is_none() {
             continue;
         }

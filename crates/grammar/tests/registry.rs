@@ -7,7 +7,11 @@ fn every_grammar_loads_and_parses_its_sample_without_errors() {
     for info in grammars() {
         let grammar = Grammar::from_info(info).unwrap();
         let parsed = InputParser::new(&grammar).parse(info.sample.as_bytes());
-        assert!(!parsed.has_error(), "{}: the sample has a syntax error", info.name);
+        assert!(
+            !parsed.has_error(),
+            "{}: the sample has a syntax error",
+            info.name
+        );
         assert!(parsed.sites().len() > 5, "{}: too few subtrees", info.name);
     }
 }
@@ -27,12 +31,19 @@ fn code_grammars_name_identifier_kinds_the_language_has() {
     for info in grammars().iter().filter(|g| g.code) {
         let grammar = Grammar::from_info(info).unwrap();
         let parsed = InputParser::new(&grammar).parse(info.sample.as_bytes());
-        assert!(!parsed.identifiers().is_empty(), "{}: no identifiers in the sample", info.name);
+        assert!(
+            !parsed.identifiers().is_empty(),
+            "{}: no identifiers in the sample",
+            info.name
+        );
     }
 }
 
 #[test]
 fn an_unknown_grammar_names_the_known_ones() {
     let err = Grammar::load("cobol").unwrap_err().to_string();
-    assert!(err.contains("cobol") && err.contains("php") && err.contains("json"), "{err}");
+    assert!(
+        err.contains("cobol") && err.contains("php") && err.contains("json"),
+        "{err}"
+    );
 }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutation, GrammarMutator, InputParser, Sources};
+use php_fuzz_grammar::{
+    FragmentPool, Grammar, GrammarMutation, GrammarMutator, InputParser, Sources,
+};
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -33,7 +35,11 @@ fn measure(name: &str) -> Vec<(GrammarMutation, usize, usize)> {
             }
             let input = &corpus[rng.random_range(0..corpus.len())];
             let partner = &corpus[rng.random_range(0..corpus.len())];
-            let sources = Sources { input, partner: Some(partner), pool: &pool };
+            let sources = Sources {
+                input,
+                partner: Some(partner),
+                pool: &pool,
+            };
             if !mutator.apply(kind, &mut rng, sources, 1 << 20, &mut out) {
                 continue;
             }
@@ -56,7 +62,10 @@ fn assert_valid(name: &str, min_percent: f64) {
     for (kind, made, valid) in measure(name) {
         assert_eq!(made, MUTANTS, "{name}: {kind} applied only {made} times");
         let percent = 100.0 * valid as f64 / made as f64;
-        assert!(percent >= min_percent, "{name}: {kind} keeps only {percent:.1}% valid");
+        assert!(
+            percent >= min_percent,
+            "{name}: {kind} keeps only {percent:.1}% valid"
+        );
     }
 }
 
