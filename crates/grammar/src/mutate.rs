@@ -182,22 +182,11 @@ impl GrammarMutator {
         sources: Sources<'_>,
         max_len: usize,
     ) -> bool {
-        let input = sources.input;
-        for _ in 0..ATTEMPTS {
-            let site = Self::random_site(rng, input);
-            let node = input.node(site);
-            let fragments = sources.pool.fragments(node.kind);
-            if fragments.is_empty() {
-                continue;
-            }
-            let fragment = fragments[rng.random_range(0..fragments.len())].text();
-            if fragment == input.text(site) || !fits(input, node.len(), fragment.len(), max_len) {
-                continue;
-            }
-            self.push_edit(node.start, node.end, fragment);
-            return true;
-        }
-        false
+        let pool = sources.pool;
+        self.replace_site(rng, sources.input, max_len, |rng, kind| {
+            let fragments = pool.fragments(kind);
+            (!fragments.is_empty()).then(|| fragments[rng.random_range(0..fragments.len())].text())
+        })
     }
 
     fn cross_over<R: Rng + ?Sized>(
@@ -206,18 +195,30 @@ impl GrammarMutator {
         sources: Sources<'_>,
         max_len: usize,
     ) -> bool {
-        let input = sources.input;
         let Some(partner) = sources.partner else {
             return false;
         };
+        self.replace_site(rng, sources.input, max_len, |rng, kind| {
+            let theirs = partner.sites_of_kind(kind);
+            (!theirs.is_empty()).then(|| partner.text(theirs[rng.random_range(0..theirs.len())]))
+        })
+    }
+
+    /// Replaces a random site by the text `pick` offers for its kind, if
+    /// that differs from the site's and fits within `max_len`.
+    fn replace_site<'a, R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        input: &ParsedInput,
+        max_len: usize,
+        mut pick: impl FnMut(&mut R, u16) -> Option<&'a [u8]>,
+    ) -> bool {
         for _ in 0..ATTEMPTS {
             let site = Self::random_site(rng, input);
-            let node = input.node(site);
-            let theirs = partner.sites_of_kind(node.kind);
-            if theirs.is_empty() {
+            let node = *input.node(site);
+            let Some(text) = pick(rng, node.kind) else {
                 continue;
-            }
-            let text = partner.text(theirs[rng.random_range(0..theirs.len())]);
+            };
             if text == input.text(site) || !fits(input, node.len(), text.len(), max_len) {
                 continue;
             }
@@ -303,14 +304,13 @@ impl GrammarMutator {
         for _ in 0..ATTEMPTS {
             let site = Self::random_site(rng, input);
             let node = *input.node(site);
-            let next = input.next_in_list(site);
-            let previous = input.previous_in_list(site);
-            let (start, end) = match (previous, next) {
-                (_, Some(next)) if previous.is_none() || rng.random::<bool>() => {
-                    (node.start, input.node(next).start)
-                }
-                (Some(previous), _) => (input.node(previous).end, node.end),
-                _ => continue,
+            let Some(gap) = list_gap(rng, input, site) else {
+                continue;
+            };
+            let (start, end) = if gap.after {
+                (node.start, gap.end)
+            } else {
+                (gap.start, node.end)
             };
             self.push_edit(start, end, b"");
             return true;
@@ -447,26 +447,49 @@ fn fits(input: &ParsedInput, removed: usize, added: usize, max_len: usize) -> bo
     input.data().len() - removed + added <= max_len
 }
 
+/// The bytes between a list element and one of its neighbours.
+struct Gap {
+    start: u32,
+    end: u32,
+    /// The neighbour comes after the element.
+    after: bool,
+}
+
+/// The gap between `site` and a neighbour in its list, picked at random if
+/// it has two; None if it has none.
+fn list_gap<R: Rng + ?Sized>(rng: &mut R, input: &ParsedInput, site: u32) -> Option<Gap> {
+    let node = input.node(site);
+    let next = input.next_in_list(site);
+    let previous = input.previous_in_list(site);
+    match (previous, next) {
+        (_, Some(next)) if previous.is_none() || rng.random::<bool>() => Some(Gap {
+            start: node.end,
+            end: input.node(next).start,
+            after: true,
+        }),
+        (Some(previous), _) => Some(Gap {
+            start: input.node(previous).end,
+            end: node.start,
+            after: false,
+        }),
+        _ => None,
+    }
+}
+
 /// The bytes between `site` and a neighbour of its kind, or else a
 /// separator the pool saw between two of its kind under the same parent
-/// kind: None if the kind is not known to repeat there.
+/// kind and field: None if the kind is not known to repeat there.
 fn list_separator<'a, R: Rng + ?Sized>(
     rng: &mut R,
     sources: Sources<'a>,
     site: u32,
 ) -> Option<&'a [u8]> {
     let input = sources.input;
-    let node = input.node(site);
-    let next = input.next_in_list(site);
-    let previous = input.previous_in_list(site);
-    let data = input.data();
-    match (previous, next) {
-        (_, Some(next)) if previous.is_none() || rng.random::<bool>() => {
-            Some(&data[node.end as usize..input.node(next).start as usize])
-        }
-        (Some(previous), _) => Some(&data[input.node(previous).end as usize..node.start as usize]),
-        _ => sources
-            .pool
-            .separator(input.node(node.parent).kind, node.field, node.kind),
+    if let Some(gap) = list_gap(rng, input, site) {
+        return Some(&input.data()[gap.start as usize..gap.end as usize]);
     }
+    let node = input.node(site);
+    sources
+        .pool
+        .separator(input.node(node.parent).kind, node.field, node.kind)
 }

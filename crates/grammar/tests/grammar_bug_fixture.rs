@@ -4,10 +4,12 @@
 //! The engine's own test (--grammar json vs bytes only) comes with the
 //! integration; see docs/grammar.md.
 
+mod common;
+
 use std::path::Path;
 
-use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser, Sources};
-use rand::{RngExt, SeedableRng};
+use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser};
+use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde_json::Value;
 
@@ -73,13 +75,7 @@ fn grammar_mutation_builds_the_nested_bug_input_from_the_seeds() {
     let mut out = Vec::new();
     let mut found_after = None;
     for run in 1..=20_000 {
-        let input = &corpus[rng.random_range(0..corpus.len())];
-        let partner = &corpus[rng.random_range(0..corpus.len())];
-        let sources = Sources {
-            input,
-            partner: Some(partner),
-            pool: &pool,
-        };
+        let sources = common::random_sources(&mut rng, &corpus, &pool);
         if mutator.mutate(&mut rng, sources, 512, &mut out).is_none() {
             continue;
         }

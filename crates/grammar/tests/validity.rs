@@ -3,10 +3,8 @@
 
 mod common;
 
-use php_fuzz_grammar::{
-    FragmentPool, Grammar, GrammarMutation, GrammarMutator, InputParser, Sources,
-};
-use rand::{RngExt, SeedableRng};
+use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutation, GrammarMutator, InputParser};
+use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 const MUTANTS: usize = 10_000;
@@ -33,13 +31,7 @@ fn measure(name: &str) -> Vec<(GrammarMutation, usize, usize)> {
             if made == MUTANTS {
                 break;
             }
-            let input = &corpus[rng.random_range(0..corpus.len())];
-            let partner = &corpus[rng.random_range(0..corpus.len())];
-            let sources = Sources {
-                input,
-                partner: Some(partner),
-                pool: &pool,
-            };
+            let sources = common::random_sources(&mut rng, &corpus, &pool);
             if !mutator.apply(kind, &mut rng, sources, 1 << 20, &mut out) {
                 continue;
             }

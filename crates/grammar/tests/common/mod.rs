@@ -1,8 +1,26 @@
 //! Sample corpora from the repository's fixtures, for the integration tests.
+// Each test binary uses its own share of these helpers.
+#![allow(dead_code)]
 
 use std::path::Path;
 
-use php_fuzz_grammar::{Grammar, InputParser, ParsedInput};
+use php_fuzz_grammar::{FragmentPool, Grammar, InputParser, ParsedInput, Sources};
+use rand::{Rng, RngExt};
+
+/// A random entry of `corpus` to mutate, with a random partner.
+pub fn random_sources<'a, R: Rng>(
+    rng: &mut R,
+    corpus: &'a [ParsedInput],
+    pool: &'a FragmentPool,
+) -> Sources<'a> {
+    let input = &corpus[rng.random_range(0..corpus.len())];
+    let partner = &corpus[rng.random_range(0..corpus.len())];
+    Sources {
+        input,
+        partner: Some(partner),
+        pool,
+    }
+}
 
 /// Files under `fixtures/<dir>` (one level), sorted, that the grammar
 /// parses without a syntax error; the grammar's sample first.
