@@ -7,7 +7,7 @@ use std::fmt;
 
 use rand::{Rng, RngExt};
 
-use crate::{FragmentPool, ParsedInput};
+use crate::{Fragment, FragmentPool, Node, ParsedInput};
 
 /// Sites tried before a mutation gives up on an input.
 const ATTEMPTS: usize = 8;
@@ -28,8 +28,9 @@ pub enum GrammarMutation {
     Swap,
     /// A subtree becomes a subtree of the same kind from another corpus entry.
     CrossOver,
-    /// Replace for code grammars, after LangFuzz: the fragment's identifiers
-    /// are renamed to identifiers in scope where it lands.
+    /// For code grammars, after LangFuzz: a pool fragment replaces a subtree
+    /// or joins its list (as Replace or Insert), its identifiers renamed to
+    /// identifiers in scope where it lands.
     Adapt,
 }
 
@@ -278,23 +279,15 @@ impl GrammarMutator {
             if !fits(input, 0, new.len() + separator.len(), max_len) {
                 continue;
             }
-            let text_start = self.text.len() as u32;
-            // Text after a contextual site would lose what closes it.
-            let at = if !node.is_contextual() && rng.random::<bool>() {
-                self.text.extend_from_slice(separator);
-                self.text.extend_from_slice(new);
-                node.end
-            } else {
-                self.text.extend_from_slice(new);
-                self.text.extend_from_slice(separator);
-                node.start
-            };
-            self.edits.push(Edit {
-                start: at,
-                end: at,
-                text_start,
-                text_end: self.text.len() as u32,
-            });
+            let after = rng.random::<bool>();
+            insertion(
+                &mut self.text,
+                &mut self.edits,
+                &node,
+                after,
+                separator,
+                |text| text.extend_from_slice(new),
+            );
             return true;
         }
         false
@@ -318,6 +311,9 @@ impl GrammarMutator {
         false
     }
 
+    /// A pool fragment with identifiers, renamed to identifiers in scope,
+    /// replaces a site or, half the time when the site is in a list, joins
+    /// the list next to it.
     fn adapt<R: Rng + ?Sized>(
         &mut self,
         rng: &mut R,
@@ -339,71 +335,86 @@ impl GrammarMutator {
             if fragment.identifiers().is_empty() {
                 continue;
             }
-            self.collect_candidates(input, site);
+            let separator = if rng.random::<bool>() {
+                list_separator(rng, sources, site)
+            } else {
+                None
+            };
+            self.collect_candidates(input, site, separator.is_none());
             if self.candidates.is_empty() {
                 continue;
             }
-            // Each distinct name in the fragment becomes one identifier of
-            // the same kind from the input.
-            self.renames.clear();
-            let text = fragment.text();
-            for span in fragment.identifiers() {
-                let name = &text[span.start as usize..span.end as usize];
-                if self
-                    .renames
-                    .iter()
-                    .any(|&(s, e, _)| &text[s as usize..e as usize] == name)
-                {
-                    continue;
+            self.choose_renames(rng, input, fragment);
+            let (text_len, edits_len) = (self.text.len(), self.edits.len());
+            let renames = &self.renames;
+            let write = |text: &mut Vec<u8>| write_renamed(text, input, fragment, renames);
+            let added = match separator {
+                Some(separator) => {
+                    let after = rng.random::<bool>();
+                    insertion(
+                        &mut self.text,
+                        &mut self.edits,
+                        &node,
+                        after,
+                        separator,
+                        write,
+                    );
+                    0
                 }
-                let from = rng.random_range(0..self.candidates.len());
-                let chosen = self.candidates[from..]
-                    .iter()
-                    .chain(&self.candidates[..from])
-                    .find(|&&c| input.node(c).kind == span.kind);
-                if let Some(&chosen) = chosen {
-                    self.renames.push((span.start, span.end, chosen));
+                None => {
+                    let text_start = self.text.len() as u32;
+                    write(&mut self.text);
+                    self.edits.push(Edit {
+                        start: node.start,
+                        end: node.end,
+                        text_start,
+                        text_end: self.text.len() as u32,
+                    });
+                    node.len()
                 }
-            }
-            let text_start = self.text.len() as u32;
-            let mut copied = 0;
-            for span in fragment.identifiers() {
-                let name = &text[span.start as usize..span.end as usize];
-                let Some(&(_, _, to)) = self
-                    .renames
-                    .iter()
-                    .find(|&&(s, e, _)| &text[s as usize..e as usize] == name)
-                else {
-                    continue;
-                };
-                self.text
-                    .extend_from_slice(&text[copied..span.start as usize]);
-                self.text.extend_from_slice(input.text(to));
-                copied = span.end as usize;
-            }
-            self.text.extend_from_slice(&text[copied..]);
-            let new_len = self.text.len() - text_start as usize;
-            if !fits(input, node.len(), new_len, max_len) {
-                self.text.truncate(text_start as usize);
+            };
+            if !fits(input, added, self.text.len() - text_len, max_len) {
+                self.text.truncate(text_len);
+                self.edits.truncate(edits_len);
                 continue;
             }
-            self.edits.push(Edit {
-                start: node.start,
-                end: node.end,
-                text_start,
-                text_end: self.text.len() as u32,
-            });
             return true;
         }
         false
     }
 
+    /// Maps each distinct name in `fragment` to one of the candidates of
+    /// the same kind.
+    fn choose_renames<R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        input: &ParsedInput,
+        fragment: &Fragment,
+    ) {
+        self.renames.clear();
+        let text = fragment.text();
+        for span in fragment.identifiers() {
+            let name = &text[span.start as usize..span.end as usize];
+            if find_rename(&self.renames, text, name).is_some() {
+                continue;
+            }
+            let from = rng.random_range(0..self.candidates.len());
+            let chosen = self.candidates[from..]
+                .iter()
+                .chain(&self.candidates[..from])
+                .find(|&&c| input.node(c).kind == span.kind);
+            if let Some(&chosen) = chosen {
+                self.renames.push((span.start, span.end, chosen));
+            }
+        }
+    }
+
     /// Identifiers visible where `site` is: those in its scope (the nearest
-    /// enclosing function, or the whole input), outside `site` itself. If
-    /// the scope has none, any identifier outside `site`.
-    fn collect_candidates(&mut self, input: &ParsedInput, site: u32) {
+    /// enclosing function, or the whole input), outside `site` itself if it
+    /// is being replaced. If the scope has none, any such identifier.
+    fn collect_candidates(&mut self, input: &ParsedInput, site: u32, replaced: bool) {
         let identifiers = input.identifiers();
-        let outside = |&&i: &&u32| !input.contains(site, i);
+        let outside = |&&i: &&u32| !replaced || !input.contains(site, i);
         let scope = input.scope_of(site);
         let end = input.node(scope).subtree_end;
         let from = identifiers.partition_point(|&i| i < scope);
@@ -440,6 +451,64 @@ impl GrammarMutator {
         out.extend_from_slice(&data[copied..]);
         true
     }
+}
+
+/// Adds one insertion edit next to `node`: `separator` then the new
+/// element after it, or the element then `separator` before it. Text after
+/// a contextual node would lose what closes it, so it goes before.
+fn insertion(
+    text: &mut Vec<u8>,
+    edits: &mut Vec<Edit>,
+    node: &Node,
+    after: bool,
+    separator: &[u8],
+    write: impl FnOnce(&mut Vec<u8>),
+) {
+    let after = after && !node.is_contextual();
+    let text_start = text.len() as u32;
+    if after {
+        text.extend_from_slice(separator);
+        write(text);
+    } else {
+        write(text);
+        text.extend_from_slice(separator);
+    }
+    let at = if after { node.end } else { node.start };
+    edits.push(Edit {
+        start: at,
+        end: at,
+        text_start,
+        text_end: text.len() as u32,
+    });
+}
+
+/// The rename chosen for `name`, if any: (span in the fragment, input node).
+fn find_rename(renames: &[(u32, u32, u32)], text: &[u8], name: &[u8]) -> Option<u32> {
+    renames
+        .iter()
+        .find(|&&(s, e, _)| &text[s as usize..e as usize] == name)
+        .map(|&(_, _, to)| to)
+}
+
+/// Appends `fragment`'s text with its identifiers renamed.
+fn write_renamed(
+    out: &mut Vec<u8>,
+    input: &ParsedInput,
+    fragment: &Fragment,
+    renames: &[(u32, u32, u32)],
+) {
+    let text = fragment.text();
+    let mut copied = 0;
+    for span in fragment.identifiers() {
+        let name = &text[span.start as usize..span.end as usize];
+        let Some(to) = find_rename(renames, text, name) else {
+            continue;
+        };
+        out.extend_from_slice(&text[copied..span.start as usize]);
+        out.extend_from_slice(input.text(to));
+        copied = span.end as usize;
+    }
+    out.extend_from_slice(&text[copied..]);
 }
 
 /// Would replacing `removed` bytes by `added` keep the input within `max_len`?

@@ -169,6 +169,17 @@ fn adapt_renames_a_fragments_variables_to_ones_in_scope() {
 }
 
 #[test]
+fn adapt_also_inserts_renamed_fragments_into_lists() {
+    let mut s = setup("php", &["<?php $z = $z + 1;"]);
+    let input = "<?php function f($a) { $a = 2; $a = 3; } $b = 4;";
+    let got = mutants(&mut s, GrammarMutation::Adapt, input, None);
+    assert!(
+        got.contains("<?php function f($a) { $a = 2; $a = $a + 1; $a = 3; } $b = 4;"),
+        "{got:?}"
+    );
+}
+
+#[test]
 fn adapt_only_applies_to_code_grammars() {
     let mut s = setup("json", &["{\"k\": 1}"]);
     assert!(mutants(&mut s, GrammarMutation::Adapt, "{\"a\": 2}", None).is_empty());

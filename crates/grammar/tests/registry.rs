@@ -47,3 +47,29 @@ fn an_unknown_grammar_names_the_known_ones() {
         "{err}"
     );
 }
+
+#[test]
+fn what_the_engine_shares_between_workers_is_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Grammar>();
+    shared::<php_fuzz_grammar::ParsedInput>();
+    shared::<php_fuzz_grammar::FragmentPool>();
+    fn owned<T: Send>() {}
+    owned::<php_fuzz_grammar::GrammarMutator>();
+    owned::<InputParser>();
+}
+
+#[test]
+fn every_grammar_describes_itself_for_the_grammars_command() {
+    for info in grammars() {
+        assert!(
+            !info.description.is_empty() && !info.sample.is_empty(),
+            "{}",
+            info.name
+        );
+        assert_eq!(
+            php_fuzz_grammar::find(info.name).map(|g| g.name),
+            Some(info.name)
+        );
+    }
+}
