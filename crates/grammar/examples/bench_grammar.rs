@@ -100,7 +100,7 @@ fn main() {
         }
         let per_second = tries as f64 / start.elapsed().as_secs_f64();
         println!(
-            "{:11} {:>6} {:>6} {:>12.1} {:>11.1} {:>10.1} {:>12.0} {:>7.1}%",
+            "{:11} {:>6} {:>6} {:>12.1} {:>11.1} {:>10.1} {:>12.0} {:>7.1}% {:>7.1}",
             info.name,
             inputs.len(),
             bytes / inputs.len(),
@@ -108,7 +108,8 @@ fn main() {
             parse_us_per_kb,
             pool_us_per_kb,
             per_second,
-            100.0 * applied as f64 / tries as f64
+            100.0 * applied as f64 / tries as f64,
+            parsed.iter().map(|p| p.heap_bytes()).sum::<usize>() as f64 / bytes as f64
         );
     }
 }

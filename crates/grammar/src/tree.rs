@@ -22,7 +22,8 @@ const SCOPE: u8 = 16;
 const CONTEXTUAL: u8 = 32;
 
 /// One syntax node. Nodes are stored in pre-order, so a node's subtree is
-/// the index range `index..subtree_end`.
+/// the index range `index..subtree_end`. Anonymous tokens without children
+/// are not stored: they are the bytes between stored nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Node {
     pub start: u32,
@@ -85,10 +86,9 @@ impl Node {
 pub struct ParsedInput {
     data: Box<[u8]>,
     nodes: Vec<Node>,
-    /// Indices of the nodes mutations may change, the root excepted.
+    /// Indices of the nodes mutations may change, the root excepted,
+    /// ordered by (kind, index): each kind's sites are a run.
     sites: Vec<u32>,
-    /// `sites` ordered by (kind, index): each kind's sites are a run.
-    sites_by_kind: Vec<u32>,
     /// Indices of error-free identifier nodes, in pre-order.
     identifiers: Vec<u32>,
 }
@@ -106,13 +106,22 @@ impl ParsedInput {
         &self.nodes[index as usize]
     }
 
+    /// Bytes this input holds on the heap (its copy of the data included),
+    /// for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        self.data.len()
+            + self.nodes.capacity() * size_of::<Node>()
+            + (self.sites.capacity() + self.identifiers.capacity()) * size_of::<u32>()
+    }
+
     /// True if tree-sitter found a syntax error anywhere in the input.
     pub fn has_error(&self) -> bool {
         self.nodes.first().is_none_or(Node::has_error)
     }
 
     /// The nodes mutations may change: named, error-free, non-empty, not
-    /// comments, not the root. Empty for an input with no valid subtree.
+    /// comments, not the root, ordered by kind. Empty for an input with no
+    /// valid subtree.
     pub fn sites(&self) -> &[u32] {
         &self.sites
     }
@@ -121,12 +130,12 @@ impl ParsedInput {
     pub fn sites_of_kind(&self, kind: u16) -> &[u32] {
         let nodes = &self.nodes;
         let from = self
-            .sites_by_kind
+            .sites
             .partition_point(|&i| nodes[i as usize].kind < kind);
         let to = self
-            .sites_by_kind
+            .sites
             .partition_point(|&i| nodes[i as usize].kind <= kind);
-        &self.sites_by_kind[from..to]
+        &self.sites[from..to]
     }
 
     /// Error-free identifier nodes, in input order.
@@ -248,6 +257,12 @@ pub(crate) fn is_list_separator(gap: &[u8]) -> bool {
     matches!(gap.trim_ascii(), [] | [b',' | b';' | b'|'])
 }
 
+/// The arena keeps named nodes and anything with children; anonymous
+/// tokens (punctuation, keywords) are only bytes between them.
+fn is_stored(node: tree_sitter::Node<'_>) -> bool {
+    node.is_named() || node.child_count() > 0
+}
+
 fn field(cursor: &tree_sitter::TreeCursor<'_>) -> u16 {
     cursor.field_id().map_or(0, |id| id.get())
 }
@@ -259,6 +274,8 @@ pub struct InputParser {
     parser: Parser,
     /// (node index, its last child so far) along the current path.
     stack: Vec<(u32, u32)>,
+    /// Whether the last leaf the walk visited was zero-width.
+    last_leaf_empty: bool,
 }
 
 impl InputParser {
@@ -271,6 +288,7 @@ impl InputParser {
             grammar: grammar.clone(),
             parser,
             stack: Vec::new(),
+            last_leaf_empty: false,
         }
     }
 
@@ -300,23 +318,16 @@ impl InputParser {
     fn flatten(&mut self, tree: &tree_sitter::Tree, parsed: &mut ParsedInput) {
         let mut cursor = tree.walk();
         self.stack.clear();
-        self.push(cursor.node(), 0, parsed);
+        self.visit(&cursor, parsed);
         'walk: loop {
             if cursor.goto_first_child() {
-                self.push(cursor.node(), field(&cursor), parsed);
+                self.visit(&cursor, parsed);
                 continue;
             }
             loop {
-                let (done, _) = self.stack.pop().expect("the path holds the cursor's node");
-                let end = parsed.nodes.len() as u32;
-                let last_leaf_is_empty = parsed.nodes[end as usize - 1].is_empty();
-                let node = &mut parsed.nodes[done as usize];
-                node.subtree_end = end;
-                if end > done + 1 && last_leaf_is_empty {
-                    node.flags |= CONTEXTUAL;
-                }
+                self.leave(&cursor, parsed);
                 if cursor.goto_next_sibling() {
-                    self.push(cursor.node(), field(&cursor), parsed);
+                    self.visit(&cursor, parsed);
                     break;
                 }
                 if !cursor.goto_parent() {
@@ -326,10 +337,36 @@ impl InputParser {
         }
         mark_unterminated(parsed);
         let nodes = &parsed.nodes;
-        parsed.sites_by_kind.clone_from(&parsed.sites);
         parsed
-            .sites_by_kind
+            .sites
             .sort_unstable_by_key(|&i| (nodes[i as usize].kind, i));
+        parsed.nodes.shrink_to_fit();
+        parsed.sites.shrink_to_fit();
+        parsed.identifiers.shrink_to_fit();
+    }
+
+    fn visit(&mut self, cursor: &tree_sitter::TreeCursor<'_>, parsed: &mut ParsedInput) {
+        let node = cursor.node();
+        if node.child_count() == 0 {
+            self.last_leaf_empty = node.start_byte() == node.end_byte();
+        }
+        if is_stored(node) {
+            self.push(node, field(cursor), parsed);
+        }
+    }
+
+    fn leave(&mut self, cursor: &tree_sitter::TreeCursor<'_>, parsed: &mut ParsedInput) {
+        let node = cursor.node();
+        if !is_stored(node) {
+            return;
+        }
+        let (done, _) = self.stack.pop().expect("the path holds the stored nodes");
+        let end = parsed.nodes.len() as u32;
+        let record = &mut parsed.nodes[done as usize];
+        record.subtree_end = end;
+        if node.child_count() > 0 && self.last_leaf_empty {
+            record.flags |= CONTEXTUAL;
+        }
     }
 
     fn push(&mut self, node: tree_sitter::Node<'_>, field: u16, parsed: &mut ParsedInput) {
@@ -399,20 +436,25 @@ mod tests {
         let mut parser = Parser::new();
         parser.set_language(grammar.language()).unwrap();
         let tree = parser.parse(text, None).unwrap();
-        // Walk tree-sitter's tree in pre-order beside the arena.
+        // Walk tree-sitter's tree in pre-order beside the arena, skipping
+        // anonymous leaves as the arena does.
         let mut expected = Vec::new();
         let mut stack = vec![tree.root_node()];
         while let Some(node) = stack.pop() {
+            let mut cursor = node.walk();
+            let children: Vec<_> = node
+                .children(&mut cursor)
+                .filter(|&c| is_stored(c))
+                .collect();
             expected.push((
                 node.kind_id(),
                 node.start_byte() as u32,
                 node.end_byte() as u32,
-                node.child_count(),
+                children.len(),
             ));
-            let mut cursor = node.walk();
-            let children: Vec<_> = node.children(&mut cursor).collect();
             stack.extend(children.into_iter().rev());
         }
+        assert!(expected.len() < tree.root_node().descendant_count());
         assert_eq!(parsed.nodes().len(), expected.len());
         for (index, (node, &(kind, start, end, children))) in
             parsed.nodes().iter().zip(&expected).enumerate()
