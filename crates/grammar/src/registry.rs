@@ -130,6 +130,14 @@ const GRAMMARS: &[GrammarInfo] = &[
     },
 ];
 
+impl GrammarInfo {
+    /// The tree-sitter language, unchecked: [`Grammar::from_info`] checks
+    /// that this tree-sitter accepts it.
+    pub fn language(&self) -> Language {
+        (self.language)()
+    }
+}
+
 /// Every grammar built into this binary, `php` first.
 pub fn grammars() -> &'static [GrammarInfo] {
     GRAMMARS
@@ -168,7 +176,7 @@ impl Grammar {
 
     /// Loads a grammar, checking that this tree-sitter accepts its ABI.
     pub fn from_info(info: &'static GrammarInfo) -> Result<Grammar, GrammarError> {
-        let language = (info.language)();
+        let language = info.language();
         Parser::new()
             .set_language(&language)
             .map_err(|err| GrammarError::Incompatible {
