@@ -333,7 +333,7 @@ pub fn fuzz(
         shared.out.line(&format!("WARNING: {warning}"));
     }
     if let Some(corpus) = &state.grammar {
-        shared.out.status(&format!(
+        shared.out.line(&format!(
             "INFO: grammar mutation: {}; {}",
             corpus.describe_use(),
             corpus.describe()
