@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser, ParsedInput, Sources};
-use php_fuzz_mutate::{DEFAULT_DEPTH, Mutator};
+use php_fuzz_mutate::Mutator;
 use rand::RngExt;
 
 use super::Shared;
@@ -20,10 +20,6 @@ use crate::replay::collect_inputs;
 /// A grammar mutation is tried for this share of mutants (numerator,
 /// denominator); the others, and those it cannot make, are byte mutants.
 const GRAMMAR_SHARE: (u32, u32) = (1, 3);
-/// Of the grammar mutants, this share (percent) gets byte mutations stacked
-/// on top, 1 to `STACKED_DEPTH` of them.
-const STACKED_PERCENT: u32 = 0;
-const STACKED_DEPTH: usize = 2;
 
 /// The shared half: each entry's tree and the fragment pool.
 pub(super) struct GrammarCorpus {
@@ -185,20 +181,13 @@ impl GrammarWorker {
             return false;
         };
         grammar.made += 1;
-        let bytes = (STACKED_PERCENT > 0 && mutator.rng_mut().random_ratio(STACKED_PERCENT, 100))
-            .then(|| {
-                mutator.set_depth(STACKED_DEPTH);
-                mutator.mutate(buffer, max_len, Some(&corpus.get(partner).data));
-                mutator.set_depth(DEFAULT_DEPTH);
-                *mutator.last_sequence()
-            });
         let parent_len = corpus.get(parent).data.len();
         scratch.push_built_mutant(
             parent,
             parent_len,
             Mutations {
                 grammar: Some(applied),
-                bytes,
+                bytes: None,
             },
         );
         true
