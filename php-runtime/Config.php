@@ -16,6 +16,8 @@ final class Config
     public $dictionaries = [];
     /** @var list<class-string<\Throwable>> */
     public $allowedExceptions = [\Exception::class];
+    /** @var string|null */
+    public $grammar = null;
 
     public function setTarget(\Closure $target): void
     {
@@ -36,6 +38,18 @@ final class Config
             throw new \InvalidArgumentException("addDictionary(): cannot read dictionary file '$path'");
         }
         $this->dictionaries[] = realpath($path) ?: $path;
+    }
+
+    /**
+     * Mutate inputs with this tree-sitter grammar as well as byte by byte
+     * (`php-fuzz grammars` lists them); `fuzz --grammar` overrides it.
+     */
+    public function setGrammar(string $name): void
+    {
+        if ($name === '') {
+            throw new \InvalidArgumentException("setGrammar() expects a grammar name such as 'json'");
+        }
+        $this->grammar = $name;
     }
 
     /** @param list<class-string<\Throwable>> $allowedExceptions */

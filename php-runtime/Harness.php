@@ -205,7 +205,8 @@ final class Harness
             . Wire::stringList($config->dictionaries)
             . Wire::stringList($this->allowed)
             . \pack('P', \count($this->loadWarnings)) . \implode('', $this->loadWarnings)
-            . Wire::bytes($this->style === self::STYLE_TRACE ? FuzzingContext::packedTrace() : FuzzingContext::packedEdges());
+            . Wire::bytes($this->style === self::STYLE_TRACE ? FuzzingContext::packedTrace() : FuzzingContext::packedEdges())
+            . Wire::bytes($config->grammar ?? '');
         $this->loadWarnings = [];
         FuzzingContext::reset();
         $this->wire->send($ready);

@@ -50,6 +50,14 @@ pub struct FuzzArgs {
     /// Every SECONDS, import entries other php-fuzz processes wrote to the corpus directory.
     #[arg(long, value_name = "SECONDS")]
     pub reload: Option<f64>,
+    /// Also mutate inputs as trees of this grammar (`php-fuzz grammars` lists them);
+    /// overrides the target's $config->setGrammar().
+    #[arg(long, value_name = "NAME", value_parser = crate::grammars_command::parse_grammar_name)]
+    pub grammar: Option<String>,
+    /// Files, or directories read recursively, whose subtrees grammar mutation may
+    /// insert (e.g. a project's test fixtures); not run themselves (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub fragments: Vec<PathBuf>,
     /// Print only crashes and the final summary.
     #[arg(short, long)]
     pub quiet: bool,
@@ -77,6 +85,8 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         dictionaries: args.dictionaries.clone(),
         artifact_dir: args.artifact_dir.clone(),
         reload: args.reload.map(Duration::from_secs_f64),
+        grammar: args.grammar.clone(),
+        fragments: args.fragments.clone(),
     };
     let interrupted = install_interrupt_handler()?;
     let summary = fuzz(

@@ -2,6 +2,7 @@
 
 mod exit_codes;
 mod fuzz_command;
+mod grammars_command;
 mod harness_args;
 mod instrument_command;
 mod minimize_command;
@@ -36,6 +37,8 @@ enum Command {
     ReportCoverage(report_command::ReportArgs),
     /// Print a PHP file instrumented, or mirror whole trees instrumented into --out.
     Instrument(instrument_command::InstrumentArgs),
+    /// List the grammars `fuzz --grammar` and `$config->setGrammar()` take.
+    Grammars(grammars_command::GrammarsArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::MinimizeCrash(args) => minimize_command::run(args),
         Command::ReportCoverage(args) => report_command::run(args),
         Command::Instrument(args) => instrument_command::run(args),
+        Command::Grammars(args) => grammars_command::run(args),
     };
     match result {
         Ok(code) => code,

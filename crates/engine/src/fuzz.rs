@@ -7,11 +7,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 mod feedback;
+mod grammar;
 mod scratch;
 
 use php_fuzz_coverage::{FeatureSet, FingerprintCache};
+use php_fuzz_grammar::Grammar;
 use php_fuzz_harness::{Executor, HarnessConfig, SourceServer, TargetInfo};
-use php_fuzz_mutate::{Dictionary, LengthControl, Mutator, Sequence};
+use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
 use php_fuzz_storage::{CorpusDir, CorpusFile};
 
 use crate::corpus::{Corpus, Entry};
@@ -19,6 +21,7 @@ use crate::crashes::{CrashStore, KnownCrash};
 use crate::output::{Event, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
 use feedback::absorb;
+use grammar::{GrammarCorpus, GrammarWorker};
 use scratch::Scratch;
 
 /// Inputs bigger than this in total are split over several batches.
@@ -83,6 +86,8 @@ struct State {
     error: Option<EngineError>,
     last_status: Instant,
     last_status_runs: u64,
+    /// Parsed entries and the fragment pool, with a grammar.
+    grammar: Option<GrammarCorpus>,
 }
 
 struct Shared {
@@ -99,6 +104,8 @@ struct Shared {
     dictionary: Dictionary,
     /// Entries other php-fuzz processes wrote, found by --reload, to be run.
     reloaded: Mutex<Vec<CorpusFile>>,
+    /// `--grammar`, else the target's `setGrammar()`.
+    grammar: Option<Grammar>,
 }
 
 impl Shared {
@@ -112,7 +119,12 @@ impl Shared {
 
     /// Prints a status line, unless `--quiet`; `input` is a NEW or REDUCE
     /// input's length and the mutations that made it.
-    fn print_status(&self, state: &mut State, event: Event, input: Option<(usize, &Sequence)>) {
+    fn print_status(
+        &self,
+        state: &mut State,
+        event: Event,
+        input: Option<(usize, &dyn std::fmt::Display)>,
+    ) {
         if !self.out.shows_status() {
             return;
         }
@@ -198,6 +210,11 @@ pub fn fuzz(
         .unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
     let target_name = harness.target.display().to_string();
     let crashes = CrashStore::open(&options.artifact_dir, &target_name)?;
+    let grammar = load_grammar(&options, &info)?;
+    let grammar_corpus = grammar
+        .as_ref()
+        .map(|g| GrammarCorpus::new(g, &options.fragments))
+        .transpose()?;
 
     out.status(&format!(
         "INFO: seed: {}  target: {}  php: {}  timeout: {} s  rss limit: {} MB",
@@ -232,6 +249,7 @@ pub fn fuzz(
             error: None,
             last_status: Instant::now(),
             last_status_runs: 0,
+            grammar: grammar_corpus,
         }),
         runs: AtomicU64::new(0),
         interrupted,
@@ -244,10 +262,12 @@ pub fn fuzz(
         harness_peak_rss: AtomicU64::new(0),
         dictionary,
         reloaded: Mutex::new(Vec::new()),
+        grammar,
     });
 
     let mut scratch = Scratch::new();
-    run_seeds(&shared, &mut first, &mut scratch, seeds)?;
+    let mut seed_parser = GrammarWorker::new(shared.grammar.as_ref());
+    run_seeds(&shared, &mut first, &mut scratch, &mut seed_parser, seeds)?;
     {
         let mut state = shared.lock();
         let longest = state.corpus.max_len();
@@ -263,6 +283,13 @@ pub fn fuzz(
                 unique: Vec::new(),
                 trace_hash: 0,
             });
+        }
+        if let (Some(grammar), Some(corpus)) = (&shared.grammar, &state.grammar) {
+            shared.out.status(&format!(
+                "INFO: grammar: {}  {}",
+                grammar.name(),
+                corpus.describe()
+            ));
         }
     }
     shared.print_status(&mut shared.lock(), Event::Inited, None);
@@ -305,6 +332,13 @@ pub fn fuzz(
     for warning in sources.take_warnings() {
         shared.out.line(&format!("WARNING: {warning}"));
     }
+    if let Some(corpus) = &state.grammar {
+        shared.out.line(&format!(
+            "INFO: grammar mutation: {}; {}",
+            corpus.describe_use(),
+            corpus.describe()
+        ));
+    }
     let runs = shared.runs.load(Ordering::Relaxed);
     Ok(FuzzSummary {
         runs,
@@ -323,6 +357,21 @@ pub fn fuzz(
         corpus_dir: state.corpus_dir.root().to_path_buf(),
         seed: shared.options.seed,
     })
+}
+
+/// The grammar of `--grammar`, else of the target's `setGrammar()`.
+fn load_grammar(options: &FuzzOptions, info: &TargetInfo) -> Result<Option<Grammar>, EngineError> {
+    let (name, origin) = match (&options.grammar, &info.grammar) {
+        (Some(name), _) => (name, "--grammar"),
+        (None, Some(name)) => (name, "$config->setGrammar() in the target"),
+        (None, None) if !options.fragments.is_empty() => {
+            return Err(EngineError::FragmentsWithoutGrammar);
+        }
+        (None, None) => return Ok(None),
+    };
+    Grammar::load(name)
+        .map(Some)
+        .map_err(|source| EngineError::Grammar { origin, source })
 }
 
 fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
@@ -345,6 +394,7 @@ fn run_seeds(
     shared: &Shared,
     executor: &mut Executor,
     scratch: &mut Scratch,
+    grammar: &mut GrammarWorker,
     seeds: Vec<CorpusFile>,
 ) -> Result<(), EngineError> {
     let mut seeds = seeds;
@@ -374,6 +424,7 @@ fn run_seeds(
         }
         run_and_collect(shared, executor, scratch)?;
         absorb(shared, &mut shared.lock(), scratch)?;
+        grammar.learn(shared, scratch);
     }
     Ok(())
 }
@@ -420,6 +471,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
         .seed
         .wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut mutator = Mutator::new(seed, shared.dictionary.clone());
+    let mut grammar = GrammarWorker::new(shared.grammar.as_ref());
     let (mut last_starts, mut last_restarts) = (0, 0);
     let mut current = first;
     let mut next = Scratch::new();
@@ -439,6 +491,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
                 && build_batch(
                     shared,
                     &mut mutator,
+                    &mut grammar,
                     &mut next,
                     in_flight.then_some(&current),
                 )?;
@@ -448,11 +501,12 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
             if in_flight {
                 finish_and_collect(shared, &mut executor, &mut current)?;
                 absorb(shared, &mut shared.lock(), &mut current)?;
+                grammar.learn(shared, &mut current);
             }
             if !reloaded.is_empty() {
                 let count = reloaded.len();
                 let before = shared.lock().corpus.len();
-                run_seeds(shared, &mut executor, &mut current, reloaded)?;
+                run_seeds(shared, &mut executor, &mut current, &mut grammar, reloaded)?;
                 let added = shared.lock().corpus.len() - before;
                 shared.out.status(&format!("INFO: --reload: ran {count} new entries from the corpus directory, {added} added coverage"));
             }
@@ -489,11 +543,13 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
 fn build_batch(
     shared: &Shared,
     mutator: &mut Mutator,
+    grammar: &mut GrammarWorker,
     scratch: &mut Scratch,
     in_flight: Option<&Scratch>,
 ) -> Result<bool, EngineError> {
     scratch.clear();
-    let mut state = shared.lock();
+    let mut guard = shared.lock();
+    let state = &mut *guard;
     let queued = in_flight.map_or(0, |s| s.batch.len() as u64);
     let remaining = shared
         .options
@@ -518,6 +574,19 @@ fn build_batch(
         let parent_data = &state.corpus.get(parent).data;
         // As libFuzzer: the limit never cuts the parent itself.
         let max_len = limit.max(parent_data.len()).min(state.max_len);
+        if let Some(trees) = &mut state.grammar
+            && grammar.push_mutant(
+                trees,
+                &state.corpus,
+                mutator,
+                scratch,
+                parent,
+                partner,
+                max_len,
+            )
+        {
+            continue;
+        }
         let partner_data = &state.corpus.get(partner).data;
         scratch.push_mutant(mutator, parent, parent_data, partner_data, max_len);
     }

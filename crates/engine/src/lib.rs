@@ -42,6 +42,10 @@ pub struct FuzzOptions {
     pub dictionaries: Vec<PathBuf>,
     pub artifact_dir: PathBuf,
     pub reload: Option<Duration>,
+    /// `--grammar`: overrides the target's `setGrammar()`.
+    pub grammar: Option<String>,
+    /// `--fragments`: files or directories whose subtrees seed the pool.
+    pub fragments: Vec<PathBuf>,
 }
 
 impl Default for FuzzOptions {
@@ -57,6 +61,8 @@ impl Default for FuzzOptions {
             dictionaries: Vec::new(),
             artifact_dir: PathBuf::from("."),
             reload: None,
+            grammar: None,
+            fragments: Vec::new(),
         }
     }
 }
@@ -80,6 +86,16 @@ pub enum EngineError {
     UnknownCrashKind { sidecar: PathBuf, kind: String },
     #[error("{0}")]
     NotACrash(String),
+    #[error("{origin}: {source}")]
+    Grammar {
+        origin: &'static str,
+        #[source]
+        source: php_fuzz_grammar::GrammarError,
+    },
+    #[error(
+        "--fragments needs a grammar: give --grammar NAME or call $config->setGrammar() in the target"
+    )]
+    FragmentsWithoutGrammar,
     #[error("a worker thread panicked")]
     WorkerPanicked,
 }

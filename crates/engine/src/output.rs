@@ -9,7 +9,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use php_fuzz_harness::{Crash, CrashKind};
-use php_fuzz_mutate::Sequence;
 
 use crate::KnownCrash;
 
@@ -80,7 +79,7 @@ impl fmt::Display for Event {
 
 /// A libFuzzer-style status line:
 /// `#1234     NEW    cov: 80 ft: 150 corp: 20/1Kb lim: 64 exec/s: ... L: 12/64 MS: 2 InsertByte-CopyPart-`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) struct StatusLine<'a> {
     pub runs: u64,
     pub event: Event,
@@ -95,7 +94,7 @@ pub(crate) struct StatusLine<'a> {
     pub new_crashes: usize,
     pub seconds: u64,
     /// For NEW and REDUCE: the input's length and the mutations that made it.
-    pub input: Option<(usize, &'a Sequence)>,
+    pub input: Option<(usize, &'a dyn fmt::Display)>,
 }
 
 impl fmt::Display for StatusLine<'_> {

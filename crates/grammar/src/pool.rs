@@ -65,8 +65,22 @@ impl Fragment {
 
 #[derive(Debug, Default, Clone)]
 struct KindPool {
+    /// The pinned ones first: `fragments[..pinned]` are never evicted.
     fragments: Vec<Fragment>,
+    pinned: usize,
     bytes: usize,
+}
+
+impl KindPool {
+    fn unpinned(&self) -> usize {
+        self.fragments.len() - self.pinned
+    }
+
+    /// Moves the fragment at `index` into the pinned prefix.
+    fn pin(&mut self, index: usize) {
+        self.fragments.swap(index, self.pinned);
+        self.pinned += 1;
+    }
 }
 
 /// The longest separator remembered between two repeated siblings.
@@ -78,6 +92,8 @@ pub struct PoolStats {
     pub fragments: usize,
     pub kinds: usize,
     pub bytes: usize,
+    /// Fragments that are never evicted ([`FragmentPool::add_pinned`]).
+    pub pinned: usize,
     /// Fragments dropped to stay within the limits.
     pub evicted: u64,
 }
@@ -96,6 +112,7 @@ pub struct FragmentPool {
     /// consecutive children of that kind in that field: they form a list.
     separators: FxHashMap<(u16, u16, u16), ([u8; MAX_SEPARATOR], u8)>,
     bytes: usize,
+    pinned_bytes: usize,
     evicted: u64,
     evictions: u64,
     scratch: Vec<Span>,
@@ -115,6 +132,7 @@ impl FragmentPool {
             seen: FxHashSet::default(),
             separators: FxHashMap::default(),
             bytes: 0,
+            pinned_bytes: 0,
             evicted: 0,
             evictions: 0,
             scratch: Vec::new(),
@@ -141,6 +159,7 @@ impl FragmentPool {
                 .filter(|k| !k.fragments.is_empty())
                 .count(),
             bytes: self.bytes,
+            pinned: self.kinds.iter().map(|k| k.pinned).sum(),
             evicted: self.evicted,
         }
     }
@@ -157,6 +176,18 @@ impl FragmentPool {
     /// `max_fragment_len` bytes) and its repeated siblings. Returns how
     /// many new fragments it kept.
     pub fn add(&mut self, input: &ParsedInput) -> usize {
+        self.add_fragments(input, false)
+    }
+
+    /// As [`FragmentPool::add`], for material given by the user
+    /// (`--fragments`): what it keeps is never evicted, up to half of each
+    /// kind's slots and half the byte budget; beyond that it is kept like
+    /// any other fragment.
+    pub fn add_pinned(&mut self, input: &ParsedInput) -> usize {
+        self.add_fragments(input, true)
+    }
+
+    fn add_fragments(&mut self, input: &ParsedInput, pin: bool) -> usize {
         let mut added = 0;
         for &site in input.sites() {
             let node = input.node(site);
@@ -164,7 +195,7 @@ impl FragmentPool {
             if node.len() > self.limits.max_fragment_len || node.is_contextual() {
                 continue;
             }
-            if self.insert(input, site) {
+            if self.insert(input, site, pin) {
                 added += 1;
             }
         }
@@ -189,7 +220,7 @@ impl FragmentPool {
         }
     }
 
-    fn insert(&mut self, input: &ParsedInput, site: u32) -> bool {
+    fn insert(&mut self, input: &ParsedInput, site: u32, pin: bool) -> bool {
         let node = *input.node(site);
         let text = input.text(site);
         let mut hasher = FxHasher::default();
@@ -228,49 +259,64 @@ impl FragmentPool {
         }
         self.seen.insert(hash);
         let pool = &mut self.kinds[kind];
-        if pool.fragments.len() >= self.limits.per_kind {
-            let victim = (hash % pool.fragments.len() as u64) as usize;
+        let pin = pin
+            && pool.pinned < self.limits.per_kind / 2
+            && self.pinned_bytes + cost <= self.limits.total_bytes / 2;
+        // Less than half the slots are pinned, so a full kind has unpinned ones.
+        let at = if pool.fragments.len() >= self.limits.per_kind {
+            let victim = pool.pinned + (hash % pool.unpinned() as u64) as usize;
             let old = std::mem::replace(&mut pool.fragments[victim], fragment);
             pool.bytes = pool.bytes + cost - old.cost();
             self.bytes = self.bytes + cost - old.cost();
             self.seen.remove(&old.hash);
             self.evicted += 1;
+            victim
         } else {
             pool.fragments.push(fragment);
             pool.bytes += cost;
             self.bytes += cost;
+            pool.fragments.len() - 1
+        };
+        if pin {
+            pool.pin(at);
+            self.pinned_bytes += cost;
         }
         while self.bytes > self.limits.total_bytes {
-            self.evict_from_largest(node.kind);
+            if !self.evict_from_largest(node.kind) {
+                break;
+            }
         }
         true
     }
 
-    /// Drops one fragment of the kind holding the most bytes, never the
-    /// newcomer of `protected` if another kind can give.
-    fn evict_from_largest(&mut self, protected: u16) {
-        let largest = self
+    /// Drops one unpinned fragment of the kind holding the most bytes,
+    /// never the newcomer of `protected` if another kind can give. False if
+    /// nothing can go.
+    fn evict_from_largest(&mut self, protected: u16) -> bool {
+        let Some(largest) = self
             .kinds
             .iter()
             .enumerate()
             .filter(|(kind, pool)| {
-                !pool.fragments.is_empty()
-                    && (*kind != protected as usize || pool.fragments.len() > 1)
+                pool.unpinned() > 0 && (*kind != protected as usize || pool.unpinned() > 1)
             })
             .max_by_key(|(kind, pool)| (pool.bytes, usize::MAX - kind))
             .map(|(kind, _)| kind)
-            .expect("over the limit, so something is kept");
+        else {
+            return false;
+        };
         self.evictions = self.evictions.wrapping_add(1);
         let pool = &mut self.kinds[largest];
-        let mut victim = (splitmix(self.evictions) % pool.fragments.len() as u64) as usize;
+        let mut victim = pool.pinned + (splitmix(self.evictions) % pool.unpinned() as u64) as usize;
         if largest == protected as usize && victim == pool.fragments.len() - 1 {
-            victim = 0;
+            victim = pool.pinned;
         }
         let old = pool.fragments.swap_remove(victim);
         pool.bytes -= old.cost();
         self.bytes -= old.cost();
         self.seen.remove(&old.hash);
         self.evicted += 1;
+        true
     }
 }
 

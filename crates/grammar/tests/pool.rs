@@ -77,6 +77,42 @@ fn the_pool_stays_within_its_byte_budget() {
 }
 
 #[test]
+fn pinned_fragments_outlive_any_number_of_newcomers() {
+    let (grammar, mut parser) = json();
+    let limits = PoolLimits {
+        per_kind: 8,
+        total_bytes: 8192,
+        max_fragment_len: 64,
+    };
+    let mut pool = FragmentPool::new(limits);
+    let number = kind(&grammar, "number");
+    // Six user numbers: four fit in half of the kind's slots, pinned; the
+    // rest are kept as ordinary fragments.
+    pool.add_pinned(&parser.parse(b"[-1, -2, -3, -4, -5, -6]"));
+    assert_eq!(pool.stats().pinned, 4 + 1, "four numbers and the array");
+    for i in 0..2000 {
+        let text = format!(r#"{{"k{i}": [{i}, "s{i}"]}}"#);
+        pool.add(&parser.parse(text.as_bytes()));
+        let stats = pool.stats();
+        assert!(stats.bytes <= 8192, "{stats:?}");
+        assert!(pool.fragments(number).len() <= 8);
+    }
+    let numbers: Vec<_> = pool.fragments(number).iter().map(|f| f.text()).collect();
+    for pinned in [b"-1", b"-2", b"-3", b"-4"] {
+        assert!(numbers.contains(&&pinned[..]), "{numbers:?}");
+    }
+    assert!(
+        numbers.contains(&&b"1999"[..]),
+        "newcomers still get in: {numbers:?}"
+    );
+    assert!(
+        !numbers.contains(&&b"-6"[..]),
+        "beyond half the slots, user fragments are ordinary"
+    );
+    assert!(pool.stats().evicted > 1000);
+}
+
+#[test]
 fn long_subtrees_are_not_pooled() {
     let (grammar, mut parser) = json();
     let limits = PoolLimits {

@@ -1,5 +1,12 @@
 //! Each grammar mutation keeps a parseable input parseable most of the
-//! time: measured over 10,000 mutants of the fixtures' corpora, fixed seed.
+//! time: measured over mutants of the fixtures' corpora, fixed seed.
+//!
+//! Re-parsing every mutant is the cost (PHP: ~0.5 ms each), so the asserted
+//! tests make 1,000 mutants per mutation and ask for 95 %: a mutation whose
+//! true share were the 90 % would reach 950 of 1,000 with
+//! probability below 1e-6 (5 standard deviations), so this is a stricter
+//! check than 90 % of 10,000. The ignored test makes the full 10,000 of
+//! every grammar for docs/grammar.md.
 
 mod common;
 
@@ -7,10 +14,14 @@ use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutation, GrammarMutator, I
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-const MUTANTS: usize = 10_000;
+/// Mutants per mutation in the asserted tests, and their minimum share.
+const ASSERTED_MUTANTS: usize = 1_000;
+const MIN_VALID_PERCENT: f64 = 95.0;
+/// Mutants per mutation for the figures in docs/grammar.md.
+const FIGURES_MUTANTS: usize = 10_000;
 
 /// (mutation, mutants made, of which parse without error)
-fn measure(name: &str) -> Vec<(GrammarMutation, usize, usize)> {
+fn measure(name: &str, mutants: usize) -> Vec<(GrammarMutation, usize, usize)> {
     let grammar = Grammar::load(name).unwrap();
     let corpus = common::valid_corpus(&grammar, common::fixture_dirs(name));
     let mut pool = FragmentPool::default();
@@ -27,8 +38,8 @@ fn measure(name: &str) -> Vec<(GrammarMutation, usize, usize)> {
             continue;
         }
         let (mut made, mut valid) = (0, 0);
-        for _ in 0..MUTANTS * 20 {
-            if made == MUTANTS {
+        for _ in 0..mutants * 20 {
+            if made == mutants {
                 break;
             }
             let sources = common::random_sources(&mut rng, &corpus, &pool);
@@ -50,12 +61,15 @@ fn measure(name: &str) -> Vec<(GrammarMutation, usize, usize)> {
     results
 }
 
-fn assert_valid(name: &str, min_percent: f64) {
-    for (kind, made, valid) in measure(name) {
-        assert_eq!(made, MUTANTS, "{name}: {kind} applied only {made} times");
+fn assert_valid(name: &str) {
+    for (kind, made, valid) in measure(name, ASSERTED_MUTANTS) {
+        assert_eq!(
+            made, ASSERTED_MUTANTS,
+            "{name}: {kind} applied only {made} times"
+        );
         let percent = 100.0 * valid as f64 / made as f64;
         assert!(
-            percent >= min_percent,
+            percent >= MIN_VALID_PERCENT,
             "{name}: {kind} keeps only {percent:.1}% valid"
         );
     }
@@ -63,21 +77,20 @@ fn assert_valid(name: &str, min_percent: f64) {
 
 #[test]
 fn php_mutants_stay_parseable() {
-    assert_valid("php", 92.0);
+    assert_valid("php");
 }
 
 #[test]
 fn json_mutants_stay_parseable() {
-    assert_valid("json", 92.0);
+    assert_valid("json");
 }
 
-/// The other grammars, measured for docs/grammar.md: run with --ignored --nocapture.
+/// Every grammar, 10,000 mutants per mutation, for docs/grammar.md: run
+/// with --ignored --nocapture (a few minutes in release).
 #[test]
 #[ignore]
-fn other_grammars_validity_figures() {
+fn all_grammars_validity_figures() {
     for info in php_fuzz_grammar::grammars() {
-        if !matches!(info.name, "php" | "json") {
-            measure(info.name);
-        }
+        measure(info.name, FIGURES_MUTANTS);
     }
 }

@@ -43,6 +43,8 @@ pub struct TargetInfo {
     pub load_warnings: Vec<Problem>,
     /// Coverage of loading the target file (top-level code of what it includes).
     pub load_coverage: Vec<u8>,
+    /// From `$config->setGrammar()`: the grammar for grammar-aware mutation.
+    pub grammar: Option<String>,
 }
 
 /// The result of waiting for the next frame.
@@ -170,6 +172,7 @@ impl HarnessProcess {
                 allowed_exceptions: Vec::new(),
                 load_warnings: Vec::new(),
                 load_coverage: Vec::new(),
+                grammar: None,
             },
             status: None,
         };
@@ -244,6 +247,7 @@ impl HarnessProcess {
                     allowed_exceptions,
                     load_warnings,
                     coverage,
+                    grammar,
                 } => {
                     self.info = TargetInfo {
                         php_version: String::from_utf8_lossy(php_version).into_owned(),
@@ -259,6 +263,8 @@ impl HarnessProcess {
                             .collect(),
                         load_warnings: load_warnings.iter().map(Problem::from_wire).collect(),
                         load_coverage: coverage.to_vec(),
+                        grammar: (!grammar.is_empty())
+                            .then(|| String::from_utf8_lossy(grammar).into_owned()),
                     };
                     self.consume_frame();
                     return Ok(());

@@ -72,6 +72,8 @@ pub enum Event<'a> {
         load_warnings: Vec<Problem<'a>>,
         /// Coverage of loading the target file itself.
         coverage: &'a [u8],
+        /// From `$config->setGrammar()`; empty if not called.
+        grammar: &'a [u8],
     },
     LoadFailed {
         problem: Problem<'a>,

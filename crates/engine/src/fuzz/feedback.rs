@@ -61,12 +61,13 @@ pub(super) fn absorb(
                 Some(file) => file.clone(),
                 None => state.corpus_dir.save(input)?,
             };
-            state.corpus.add(Entry {
+            let id = state.corpus.add(Entry {
                 data: input.to_vec(),
                 path: Some(path),
                 unique,
                 trace_hash: scratch.trace_hashes[index],
             });
+            scratch.joined.push((id, index));
             if let Some(mutant) = mutant {
                 shared.print_status(state, Event::New, Some((input.len(), &mutant.sequence)));
             }
@@ -95,6 +96,7 @@ pub(super) fn absorb(
                 if let Some(old) = old.filter(|o| *o != path) {
                     state.corpus_dir.remove_owned(&old)?;
                 }
+                scratch.joined.push((parent, index));
                 shared.print_status(state, Event::Reduce, Some((input.len(), &mutant.sequence)));
             }
         }

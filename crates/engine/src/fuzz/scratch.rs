@@ -1,10 +1,12 @@
 //! One worker's batch: its inputs, where they came from, and what each run
 //! reached. Reused batch after batch, so the loop does not allocate.
 
+use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
 
 use php_fuzz_coverage::{EdgeCounter, Feature, FingerprintCache, fingerprint};
+use php_fuzz_grammar::GrammarMutation;
 use php_fuzz_harness::{Batch, Coverage, Crash};
 use php_fuzz_mutate::{Mutator, Sequence};
 
@@ -20,9 +22,32 @@ const MAX_BATCH: usize = 4096;
 pub(super) struct Mutant {
     pub parent: EntryId,
     /// The mutations that made it, shown in its NEW or REDUCE line.
-    pub sequence: Sequence,
+    pub sequence: Mutations,
     /// Shorter than its parent when it was made, so it may REDUCE it.
     pub shorter: bool,
+}
+
+/// The mutations that made a mutant: a grammar mutation, byte mutations
+/// (stacked on the grammar one if both), shown as
+/// `MS: 2 GrammarReplace-ChangeByte-`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Mutations {
+    pub grammar: Option<GrammarMutation>,
+    pub bytes: Option<Sequence>,
+}
+
+impl fmt::Display for Mutations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bytes = self.bytes.as_ref().map_or(&[][..], Sequence::kinds);
+        write!(f, "{} ", usize::from(self.grammar.is_some()) + bytes.len())?;
+        if let Some(grammar) = self.grammar {
+            write!(f, "{}-", grammar.name())?;
+        }
+        for kind in bytes {
+            write!(f, "{}-", kind.name())?;
+        }
+        Ok(())
+    }
 }
 
 /// Where a batch's inputs come from, one entry per input.
@@ -73,6 +98,9 @@ pub(super) struct Scratch {
     counter: EdgeCounter,
     run_features: Vec<Feature>,
     pub new_features: Vec<Feature>,
+    /// Corpus entries this batch added or shortened, with the index of the
+    /// input they now hold: grammar mutation parses them.
+    pub joined: Vec<(EntryId, usize)>,
     input: Vec<u8>,
     blocks: u64,
     pub batch_size: usize,
@@ -94,6 +122,7 @@ impl Scratch {
             counter: EdgeCounter::new(),
             run_features: Vec::new(),
             new_features: Vec::new(),
+            joined: Vec::new(),
             input: Vec::new(),
             blocks: 0,
             batch_size: 16,
@@ -110,6 +139,7 @@ impl Scratch {
         self.trace_hashes.clear();
         self.crashes.clear();
         self.crashed.clear();
+        self.joined.clear();
         self.blocks = 0;
     }
 
@@ -138,11 +168,25 @@ impl Scratch {
         self.input.clear();
         self.input.extend_from_slice(parent_data);
         mutator.mutate(&mut self.input, max_len, Some(partner));
+        let sequence = Mutations {
+            grammar: None,
+            bytes: Some(*mutator.last_sequence()),
+        };
+        self.push_built_mutant(parent, parent_data.len(), sequence);
+    }
+
+    /// The buffer a mutant is built in before [`Scratch::push_built_mutant`].
+    pub fn mutant_buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.input
+    }
+
+    /// Queues the mutant built in [`Scratch::mutant_buffer`].
+    pub fn push_built_mutant(&mut self, parent: EntryId, parent_len: usize, sequence: Mutations) {
         self.batch.push(&self.input);
         let mutant = Mutant {
             parent,
-            sequence: *mutator.last_sequence(),
-            shorter: self.input.len() < parent_data.len(),
+            sequence,
+            shorter: self.input.len() < parent_len,
         };
         match &mut self.origin {
             Origin::Mutants(mutants) => mutants.push(mutant),

@@ -1,0 +1,208 @@
+//! Grammar-aware mutation in the campaign (docs/grammar.md). With
+//! `--grammar` or `setGrammar()`, each corpus entry is parsed once, when it
+//! joins the corpus (seeds, NEW, REDUCE, `--reload`), outside the shared
+//! lock; its tree and the fragment pool live in the shared state, and
+//! `build_batch` makes a share of its mutants with a grammar mutation,
+//! falling back to bytes when none applies.
+
+use std::path::PathBuf;
+
+use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser, ParsedInput, Sources};
+use php_fuzz_mutate::Mutator;
+use rand::RngExt;
+
+use super::Shared;
+use super::scratch::{Mutations, Scratch};
+use crate::EngineError;
+use crate::corpus::{Corpus, EntryId};
+use crate::replay::collect_inputs;
+
+/// A grammar mutation is tried for this share of mutants (numerator,
+/// denominator); the others, and those it cannot make, are byte mutants.
+const GRAMMAR_SHARE: (u32, u32) = (1, 3);
+/// An entry whose grammar mutation failed this many times in a row is left
+/// to the byte mutator until the pool grows: a failed try costs as much as
+/// a cheap execution (on a no-op target, a quarter of the loop's time).
+const MISSES_BEFORE_PAUSE: u8 = 8;
+
+/// The shared half: each entry's tree and the fragment pool.
+pub(super) struct GrammarCorpus {
+    /// Indexed by `EntryId`; None until the entry is parsed.
+    trees: Vec<Option<ParsedInput>>,
+    /// Indexed by `EntryId`: grammar mutations that failed in a row.
+    misses: Vec<u8>,
+    tree_bytes: usize,
+    pool: FragmentPool,
+    fragment_files: usize,
+    /// Mutants a grammar mutation was tried for, and made.
+    tried: u64,
+    made: u64,
+}
+
+impl GrammarCorpus {
+    /// An empty corpus whose pool holds the fragments of `paths` (files, or
+    /// directories read recursively), pinned so they are never evicted.
+    pub fn new(grammar: &Grammar, paths: &[PathBuf]) -> Result<GrammarCorpus, EngineError> {
+        let mut pool = FragmentPool::default();
+        let mut parser = InputParser::new(grammar);
+        let files = collect_inputs(paths)?;
+        for file in &files {
+            let data = std::fs::read(file).map_err(|source| EngineError::Input {
+                path: file.clone(),
+                what: "cannot read fragment file",
+                source,
+            })?;
+            pool.add_pinned(&parser.parse(&data));
+        }
+        Ok(GrammarCorpus {
+            trees: Vec::new(),
+            misses: Vec::new(),
+            tree_bytes: 0,
+            pool,
+            fragment_files: files.len(),
+            tried: 0,
+            made: 0,
+        })
+    }
+
+    fn tree(&self, id: EntryId) -> Option<&ParsedInput> {
+        self.trees.get(id.0 as usize)?.as_ref()
+    }
+
+    fn insert(&mut self, id: EntryId, tree: ParsedInput) {
+        let index = id.0 as usize;
+        if self.trees.len() <= index {
+            self.trees.resize_with(index + 1, || None);
+            self.misses.resize(index + 1, 0);
+        }
+        // New fragments may give the paused entries something to apply.
+        self.misses.fill(0);
+        self.pool.add(&tree);
+        self.tree_bytes += tree.heap_bytes();
+        if let Some(old) = self.trees[index].replace(tree) {
+            self.tree_bytes -= old.heap_bytes();
+        }
+    }
+
+    /// One line for the campaign's INFO output.
+    pub fn describe(&self) -> String {
+        let stats = self.pool.stats();
+        format!(
+            "pool: {} fragments of {} kinds, {} KB ({} pinned from {} fragment files); trees: {} KB",
+            stats.fragments,
+            stats.kinds,
+            stats.bytes / 1024,
+            stats.pinned,
+            self.fragment_files,
+            self.tree_bytes / 1024
+        )
+    }
+
+    /// How often grammar mutation applied, for the campaign's last lines.
+    pub fn describe_use(&self) -> String {
+        format!(
+            "tried for {} mutants, made {} ({:.0} %), the rest fell back to bytes",
+            self.tried,
+            self.made,
+            100.0 * self.made as f64 / self.tried.max(1) as f64
+        )
+    }
+}
+
+/// A worker's half: its parser and grammar mutator, if a grammar is on.
+pub(super) struct GrammarWorker {
+    tools: Option<(InputParser, GrammarMutator)>,
+    parsed: Vec<(EntryId, ParsedInput)>,
+}
+
+impl GrammarWorker {
+    pub fn new(grammar: Option<&Grammar>) -> GrammarWorker {
+        GrammarWorker {
+            tools: grammar.map(|g| (InputParser::new(g), GrammarMutator::new(g.info().code))),
+            parsed: Vec::new(),
+        }
+    }
+
+    /// Parses the entries `scratch`'s batch added to the corpus or
+    /// shortened, without the lock, then files their trees under it. A tree
+    /// whose entry changed meanwhile (another worker's REDUCE) is dropped:
+    /// that worker files its own.
+    pub fn learn(&mut self, shared: &Shared, scratch: &mut Scratch) {
+        let Some((parser, _)) = &mut self.tools else {
+            scratch.joined.clear();
+            return;
+        };
+        if scratch.joined.is_empty() {
+            return;
+        }
+        for (id, index) in scratch.joined.drain(..) {
+            self.parsed
+                .push((id, parser.parse(scratch.batch.get(index))));
+        }
+        let mut state = shared.lock();
+        let state = &mut *state;
+        let Some(grammar) = &mut state.grammar else {
+            return;
+        };
+        for (id, tree) in self.parsed.drain(..) {
+            if state.corpus.get(id).data == tree.data() {
+                grammar.insert(id, tree);
+            }
+        }
+    }
+
+    /// With [`GRAMMAR_SHARE`]'s odds, queues a grammar mutant of `parent`
+    /// (`partner` for CrossOver) in `scratch`. False if it did not: the
+    /// caller makes a byte mutant instead. Draws from `mutator`'s generator
+    /// only when a grammar is on, so byte-only campaigns replay as before.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_mutant(
+        &mut self,
+        grammar: &mut GrammarCorpus,
+        corpus: &Corpus,
+        mutator: &mut Mutator,
+        scratch: &mut Scratch,
+        parent: EntryId,
+        partner: EntryId,
+        max_len: usize,
+    ) -> bool {
+        let Some((_, grammar_mutator)) = &mut self.tools else {
+            return false;
+        };
+        let (numerator, denominator) = GRAMMAR_SHARE;
+        if !mutator.rng_mut().random_ratio(numerator, denominator) {
+            return false;
+        }
+        let index = parent.0 as usize;
+        if grammar.tree(parent).is_none() || grammar.misses[index] >= MISSES_BEFORE_PAUSE {
+            return false;
+        }
+        grammar.tried += 1;
+        let Some(tree) = grammar.tree(parent) else {
+            return false;
+        };
+        let sources = Sources {
+            input: tree,
+            partner: grammar.tree(partner),
+            pool: &grammar.pool,
+        };
+        let buffer = scratch.mutant_buffer();
+        let Some(applied) = grammar_mutator.mutate(mutator.rng_mut(), sources, max_len, buffer)
+        else {
+            grammar.misses[index] += 1;
+            return false;
+        };
+        grammar.misses[index] = 0;
+        grammar.made += 1;
+        let parent_len = corpus.get(parent).data.len();
+        scratch.push_built_mutant(
+            parent,
+            parent_len,
+            Mutations {
+                grammar: Some(applied),
+                bytes: None,
+            },
+        );
+        true
+    }
+}
