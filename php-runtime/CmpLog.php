@@ -185,6 +185,29 @@ final class CmpLog
         return $array;
     }
 
+    /**
+     * The key of a lookup in a class constant, against the constant's
+     * first keys (`$map` is the constant, read again).
+     *
+     * @template T
+     * @param T $key
+     * @param mixed $map
+     * @return T
+     */
+    public static function key(int $site, $key, $map, int $kind)
+    {
+        if (\is_array($map)) {
+            $n = 0;
+            foreach ($map as $k => $_) {
+                if (++$n > self::MAX_ELEMENTS) {
+                    break;
+                }
+                self::record($site, $kind, $key, $k);
+            }
+        }
+        return $key;
+    }
+
     /** @param mixed $a @param mixed $b */
     private static function record(int $site, int $kind, $a, $b): void
     {

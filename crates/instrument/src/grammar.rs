@@ -81,6 +81,9 @@ pub(crate) enum NodeKind {
     VariadicUnpacking,
     VariadicPlaceholder,
     QualifiedName,
+    SubscriptExpression,
+    ClassConstantAccessExpression,
+    RelativeScope,
     // Literals.
     String,
     EncapsedString,
@@ -207,6 +210,12 @@ const NAMED: &[(&str, NodeKind)] = &[
     ("variadic_unpacking", NodeKind::VariadicUnpacking),
     ("variadic_placeholder", NodeKind::VariadicPlaceholder),
     ("qualified_name", NodeKind::QualifiedName),
+    ("subscript_expression", NodeKind::SubscriptExpression),
+    (
+        "class_constant_access_expression",
+        NodeKind::ClassConstantAccessExpression,
+    ),
+    ("relative_scope", NodeKind::RelativeScope),
     ("string", NodeKind::String),
     ("encapsed_string", NodeKind::EncapsedString),
     ("string_content", NodeKind::StringContent),

@@ -230,6 +230,9 @@ pub(crate) enum CmpCall {
     Elements,
     /// `array_key_exists`'s array: the held key against its keys.
     Keys,
+    /// The key of a lookup in a class constant (`self::MAP[$key]`),
+    /// against the constant's keys, repeated after it.
+    Key,
 }
 
 impl CmpCall {
@@ -242,6 +245,7 @@ impl CmpCall {
             CmpCall::Arm => b"arm",
             CmpCall::Elements => b"elements",
             CmpCall::Keys => b"keys",
+            CmpCall::Key => b"key",
         }
     }
 }

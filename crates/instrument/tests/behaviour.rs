@@ -422,6 +422,7 @@ fn check_comparison_log(log: &[u8]) {
         (bytes("Key"), bytes("key")),
         (bytes("GIF"), bytes("GIF")),
         (Logged::Float(1.5), Logged::Float(2.5)),
+        (bytes("nope"), bytes("show")),
     ] {
         assert!(has(a, b), "comparison log lacks a record: {records:#?}");
     }

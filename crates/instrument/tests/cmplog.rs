@@ -105,6 +105,17 @@ two') {}
 switch ($b) { case "x
 y": case 'z': }
 "#;
+    lookups_in_class_constants_log_the_key: r#"<?php
+class Router {
+    private const ROUTES = ['list' => 1, 'show' => 2];
+    function route($path, $map) {
+        $a = self::ROUTES[$path] ?? null;
+        $b = isset(static::ROUTES[strtolower($path)]);
+        $c = $map[$path] ?? self::ROUTES['list'];
+        $d = $obj::ROUTES[$path];
+    }
+}
+"#;
     wrappers_nest_inside_coverage_wrappers: r#"<?php
 $r = $a ?? $b === 'c';
 $s = $x ? $y : $z == 1;

@@ -22,6 +22,18 @@ pub enum DictionaryError {
     },
 }
 
+impl From<Vec<Vec<u8>>> for Dictionary {
+    /// The words in order, the empty ones and repeats dropped.
+    fn from(words: Vec<Vec<u8>>) -> Dictionary {
+        let mut seen = std::collections::HashSet::with_capacity(words.len());
+        let entries = words
+            .into_iter()
+            .filter(|w| !w.is_empty() && seen.insert(w.clone()))
+            .collect();
+        Dictionary { entries }
+    }
+}
+
 impl Dictionary {
     pub fn new() -> Dictionary {
         Dictionary::default()
@@ -239,6 +251,12 @@ mod tests {
             "\"plain word\"\n\"q\\x22uote\\x5c\"\n\"\\x00\\xff\\x0a\\x89PNG\"\n"
         );
         assert_eq!(Dictionary::parse(&text, Path::new("t")).unwrap(), dict);
+    }
+
+    #[test]
+    fn from_a_word_list_drops_repeats_and_empty_words() {
+        let dict = Dictionary::from(vec![b"b".to_vec(), Vec::new(), b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(dict.entries(), [b"b".to_vec(), b"a".to_vec()]);
     }
 
     #[test]

@@ -212,10 +212,9 @@ impl<'i> Candidates<'i> {
             return;
         };
         if pattern.is_empty() {
-            // An empty operand: the input (or the part compared) was empty.
-            if self.input.is_empty() {
-                self.push(0, 0, &replacement);
-            }
+            // An empty operand: the part compared was empty, most likely
+            // because the input ended before it. Extend the input.
+            self.push(self.input.len(), 0, &replacement);
             return;
         }
         let extra = match from {

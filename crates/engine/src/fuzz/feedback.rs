@@ -68,6 +68,11 @@ pub(super) fn absorb(
                 trace_hash: scratch.trace_hashes[index],
             });
             if let Some(mutant) = mutant {
+                if let Some(auto) = state.auto_dictionary.as_mut() {
+                    for token in scratch.tokens_of(mutant) {
+                        auto.learn(token);
+                    }
+                }
                 shared.print_status(state, Event::New, Some((input.len(), &mutant.sequence)));
             }
         } else if let Some(mutant) = mutant

@@ -11,6 +11,9 @@
 //! - the operands of `strcmp` and its relatives, `hash_equals`, `in_array`,
 //!   `array_search`, `array_key_exists` (calls with named arguments or an
 //!   unpacking are left alone);
+//! - the key of a lookup in a class constant, `self::MAP[$key]`, against
+//!   the constant's keys (the constant is read again: constants have no
+//!   side effects; a variable would warn where `isset()` does not);
 //! - for the dictionary only: the literal runs of `preg_*` patterns, the
 //!   keys of array literals, and constants' literal values.
 
@@ -96,6 +99,7 @@ impl Analyzer<'_> {
             NodeKind::MatchExpression => self.match_comparisons(node, depth),
             NodeKind::FunctionCallExpression => self.comparing_call(node, depth),
             NodeKind::ArrayCreationExpression => self.array_literal_keys(node),
+            NodeKind::SubscriptExpression => self.constant_lookup(node, depth),
             NodeKind::ConstElement => self.constant_value(node),
             _ => {}
         }
@@ -322,6 +326,34 @@ impl Analyzer<'_> {
                 self.wrap_operand(site, haystack, argument_depth, call, CmpPiece::Close);
             }
         }
+    }
+
+    /// `X::MAP[$key]`: the key against the constant map's keys.
+    fn constant_lookup(&mut self, node: Node<'_>, depth: u32) {
+        let mut cursor = node.walk();
+        let parts: Vec<Node<'_>> = node
+            .named_children(&mut cursor)
+            .filter(|c| !c.is_extra())
+            .collect();
+        let [container, key] = parts[..] else {
+            return;
+        };
+        if self.grammar.kind(container) != NodeKind::ClassConstantAccessExpression
+            || !container.named_child(0).is_some_and(|class| {
+                matches!(
+                    self.grammar.kind(class),
+                    NodeKind::RelativeScope | NodeKind::Name | NodeKind::QualifiedName
+                )
+            })
+            || self.operand(key).literal.is_some()
+            || !self.may_log()
+            || !self.repeatable(container)
+        {
+            return;
+        }
+        let site = self.new_site();
+        let close = self.close_literal(container, cmp_kind::EQUAL);
+        self.wrap_operand(site, key, depth + 1, CmpCall::Key, close);
     }
 
     /// Keys of `[KEY => …]`: maps the input is looked up in.
