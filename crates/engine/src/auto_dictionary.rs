@@ -98,7 +98,10 @@ mod tests {
         let saved = dir.path().join(STATE_DIR).join(AUTO_DICTIONARY_FILE);
         let modified = std::fs::metadata(&saved).unwrap().modified().unwrap();
         dict.save_if_changed(&corpus).unwrap();
-        assert_eq!(std::fs::metadata(&saved).unwrap().modified().unwrap(), modified);
+        assert_eq!(
+            std::fs::metadata(&saved).unwrap().modified().unwrap(),
+            modified
+        );
         let again = AutoDictionary::load(&corpus).unwrap();
         assert_eq!(again.dictionary(), dict.dictionary());
     }

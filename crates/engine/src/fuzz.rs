@@ -460,7 +460,14 @@ fn finish_and_collect(
 ) -> Result<(), EngineError> {
     let batch = std::mem::take(&mut scratch.batch);
     let result = executor.finish(&batch, |r| {
-        scratch.collect(r.index, r.crash, r.coverage, r.trace_hash, r.repeat, r.cmp_log)
+        scratch.collect(
+            r.index,
+            r.crash,
+            r.coverage,
+            r.trace_hash,
+            r.repeat,
+            r.cmp_log,
+        )
     });
     scratch.batch = batch;
     result?;
@@ -607,7 +614,9 @@ fn build_batch(
     };
     let limit = state.length.limit();
     let candidates = match cmp {
-        Some(cmp) => cmp.fill_batch(scratch, size.div_ceil(2), |id| state.corpus.get(id).data.len()),
+        Some(cmp) => cmp.fill_batch(scratch, size.div_ceil(2), |id| {
+            state.corpus.get(id).data.len()
+        }),
         None => 0,
     };
     for _ in candidates..size {

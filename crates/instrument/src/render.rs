@@ -16,14 +16,20 @@ pub struct Plan<'s> {
     /// Sorted by offset, then by nesting; `block` indexes `blocks`.
     insertions: Vec<Insertion>,
     names: Vec<String>,
+    cmp: CmpPlan,
+}
+
+/// The comparison pass's result, ready to render.
+#[derive(Debug)]
+struct CmpPlan {
     /// The dictionary taken from the file's comparisons: sorted, no repeats.
     literals: Vec<Vec<u8>>,
     /// Comparison-logging insertions of the sites kept, sorted like
-    /// `insertions`; `site` numbers the kept sites from 0.
-    cmp_insertions: Vec<CmpInsertion>,
-    cmp_sites: u32,
+    /// `Plan::insertions`; `site` numbers the kept sites from 0.
+    insertions: Vec<CmpInsertion>,
+    sites: u32,
     /// Source ranges of the literals listed after a switch or match subject.
-    cmp_lists: Vec<(usize, usize)>,
+    lists: Vec<(usize, usize)>,
 }
 
 /// At most this many dictionary entries come from one file.
@@ -77,28 +83,24 @@ impl<'s> Plan<'s> {
                 }
             })
             .collect();
-        let (literals, cmp_insertions, cmp_sites, cmp_lists) = plan_comparisons(comparisons);
         Ok(Plan {
             source,
             blocks,
             insertions,
             names,
-            literals,
-            cmp_insertions,
-            cmp_sites,
-            cmp_lists,
+            cmp: CmpPlan::new(comparisons),
         })
     }
 
     /// The literal operands of the file's comparisons, in the forms a
     /// parser reads them from (see `docs/instrumentation.md`): sorted, each once.
     pub fn comparison_literals(&self) -> &[Vec<u8>] {
-        &self.literals
+        &self.cmp.literals
     }
 
     /// How many comparison sites [`Plan::render_cmplog`] numbers.
     pub fn comparison_sites(&self) -> u32 {
-        self.cmp_sites
+        self.cmp.sites
     }
 
     /// How many ids [`Plan::render`] needs.
@@ -125,7 +127,7 @@ impl<'s> Plan<'s> {
         first_site: Option<u32>,
     ) -> Instrumented {
         let cmp_insertions: &[CmpInsertion] = match first_site {
-            Some(_) => &self.cmp_insertions,
+            Some(_) => &self.cmp.insertions,
             None => &[],
         };
         let first_site = first_site.unwrap_or(0);
@@ -156,7 +158,7 @@ impl<'s> Plan<'s> {
                     &mut out,
                     first_site + insertion.site,
                     self.source,
-                    &self.cmp_lists,
+                    &self.cmp.lists,
                 );
                 continue;
             }
@@ -199,45 +201,50 @@ impl<'s> Plan<'s> {
         Instrumented {
             source: out,
             blocks,
-            comparison_literals: self.literals.clone(),
+            comparison_literals: self.cmp.literals.clone(),
             comparison_sites: if cmp_insertions.is_empty() {
                 0
             } else {
-                self.cmp_sites
+                self.cmp.sites
             },
         }
     }
 }
 
-/// The dictionary (sorted, deduplicated, bounded) and the kept sites'
-/// insertions in render order, renumbered densely.
-fn plan_comparisons(
-    comparisons: Comparisons,
-) -> (Vec<Vec<u8>>, Vec<CmpInsertion>, u32, Vec<(usize, usize)>) {
-    let Comparisons {
-        mut tokens,
-        sites,
-        mut insertions,
-        lists,
-        ..
-    } = comparisons;
-    tokens.sort_unstable();
-    tokens.dedup();
-    tokens.truncate(MAX_LITERALS_PER_FILE);
-    let mut renumber = vec![u32::MAX; sites.len()];
-    let mut kept = 0;
-    for (site, valid) in sites.iter().enumerate() {
-        if *valid {
-            renumber[site] = kept;
-            kept += 1;
+impl CmpPlan {
+    /// The dictionary (sorted, deduplicated, bounded) and the kept sites'
+    /// insertions in render order, renumbered densely.
+    fn new(comparisons: Comparisons) -> CmpPlan {
+        let Comparisons {
+            mut tokens,
+            sites,
+            mut insertions,
+            lists,
+            ..
+        } = comparisons;
+        tokens.sort_unstable();
+        tokens.dedup();
+        tokens.truncate(MAX_LITERALS_PER_FILE);
+        let mut renumber = vec![u32::MAX; sites.len()];
+        let mut kept = 0;
+        for (site, valid) in sites.iter().enumerate() {
+            if *valid {
+                renumber[site] = kept;
+                kept += 1;
+            }
+        }
+        insertions.retain_mut(|insertion| {
+            insertion.site = renumber[insertion.site as usize];
+            insertion.site != u32::MAX
+        });
+        insertions.sort_by_key(|insertion| (insertion.offset, insertion.rank));
+        CmpPlan {
+            literals: tokens,
+            insertions,
+            sites: kept,
+            lists,
         }
     }
-    insertions.retain_mut(|insertion| {
-        insertion.site = renumber[insertion.site as usize];
-        insertion.site != u32::MAX
-    });
-    insertions.sort_by_key(|insertion| (insertion.offset, insertion.rank));
-    (tokens, insertions, kept, lists)
 }
 
 /// Byte offsets to 1-based (line, column) for offsets asked in rising order.

@@ -255,7 +255,12 @@ mod tests {
 
     #[test]
     fn from_a_word_list_drops_repeats_and_empty_words() {
-        let dict = Dictionary::from(vec![b"b".to_vec(), Vec::new(), b"a".to_vec(), b"b".to_vec()]);
+        let dict = Dictionary::from(vec![
+            b"b".to_vec(),
+            Vec::new(),
+            b"a".to_vec(),
+            b"b".to_vec(),
+        ]);
         assert_eq!(dict.entries(), [b"b".to_vec(), b"a".to_vec()]);
     }
 

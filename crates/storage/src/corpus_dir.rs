@@ -3,7 +3,9 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{StorageError, content_hash, io_error, is_not_found, replace_atomically, write_atomically};
+use crate::{
+    StorageError, content_hash, io_error, is_not_found, replace_atomically, write_atomically,
+};
 
 /// Names (relative to the corpus root) of the files php-fuzz itself wrote,
 /// one per line. Only these are ever deleted; everything else is a seed.
@@ -225,7 +227,10 @@ mod tests {
             vec![PathBuf::from("seed1"), PathBuf::from("sub/seed2")]
         );
         assert!(files.iter().all(|f| !f.owned));
-        assert_eq!(corpus.read_state("autodict").unwrap(), Some(b"\"w\"\n".to_vec()));
+        assert_eq!(
+            corpus.read_state("autodict").unwrap(),
+            Some(b"\"w\"\n".to_vec())
+        );
         assert_eq!(corpus.read_state("missing").unwrap(), None);
         assert!(!corpus.remove_owned(&dir.path().join("seed1")).unwrap());
         assert!(dir.path().join("seed1").exists());

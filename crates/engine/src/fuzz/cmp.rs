@@ -24,8 +24,8 @@ use php_fuzz_mutate::cmp::{Operand, Record, records};
 use php_fuzz_mutate::i2s::{self, Candidate};
 use php_fuzz_mutate::{Dictionary, Mutator};
 
-use super::scratch::{Origin, Scratch};
 use super::Shared;
+use super::scratch::{Origin, Scratch};
 use crate::corpus::EntryId;
 
 /// One input in this many (other than new entries) is traced.
@@ -101,7 +101,12 @@ pub(super) struct CmpFeedback {
 
 impl CmpFeedback {
     /// Starts the worker's tracer (in the background) and its bookkeeping.
-    pub fn new(setup: &TracerSetup, sources: Arc<SourceServer>, worker: u64, jobs: u64) -> CmpFeedback {
+    pub fn new(
+        setup: &TracerSetup,
+        sources: Arc<SourceServer>,
+        worker: u64,
+        jobs: u64,
+    ) -> CmpFeedback {
         let (config, tracer_sources) = (Arc::clone(&setup.config), Arc::clone(&setup.sources));
         let start = std::thread::Builder::new()
             .name(format!("php-fuzz-tracer-{worker}"))
@@ -143,7 +148,9 @@ impl CmpFeedback {
             while self.next_entry < entries {
                 let id = EntryId(self.next_entry);
                 self.next_entry += 1;
-                if u64::from(id.0) % self.jobs == self.worker && self.queue.len() < MAX_QUEUED_TRACES {
+                if u64::from(id.0) % self.jobs == self.worker
+                    && self.queue.len() < MAX_QUEUED_TRACES
+                {
                     self.queue.push_back(Job {
                         data: state.corpus.get(id).data.clone(),
                         parent: id,
@@ -191,7 +198,12 @@ impl CmpFeedback {
     }
 
     /// Moves up to `max` pending candidates into `scratch`.
-    pub fn fill_batch(&mut self, scratch: &mut Scratch, max: usize, parent_len: impl Fn(EntryId) -> usize) -> usize {
+    pub fn fill_batch(
+        &mut self,
+        scratch: &mut Scratch,
+        max: usize,
+        parent_len: impl Fn(EntryId) -> usize,
+    ) -> usize {
         let mut added = 0;
         while added < max {
             let Some(pending) = self.candidates.pop_front() else {
@@ -263,7 +275,8 @@ impl CmpFeedback {
         } else {
             CANDIDATES_PER_SAMPLE
         };
-        let mut candidates = i2s::input_to_state(&job.data, parent.iter().copied(), self.max_len, limit);
+        let mut candidates =
+            i2s::input_to_state(&job.data, parent.iter().copied(), self.max_len, limit);
         if !candidates.is_empty() && guards_input(&parent, &job.data) {
             let repaired = self.repair(shared, &parent, &candidates);
             candidates.splice(0..0, repaired);
@@ -282,7 +295,12 @@ impl CmpFeedback {
 
     /// Traces the first candidates and repairs the comparisons they broke
     /// that the parent passed (a checksum over the bytes they changed).
-    fn repair(&mut self, shared: &Shared, parent: &[Record<'_>], candidates: &[Candidate]) -> Vec<Candidate> {
+    fn repair(
+        &mut self,
+        shared: &Shared,
+        parent: &[Record<'_>],
+        candidates: &[Candidate],
+    ) -> Vec<Candidate> {
         let tried = &candidates[..candidates.len().min(MAX_REPAIRS)];
         self.batch.clear();
         for candidate in tried {
@@ -341,7 +359,9 @@ fn guards_input(records: &[Record<'_>], input: &[u8]) -> bool {
                 -0x8000_0000..=0xffff_ffff => &[4, 8],
                 _ => &[8],
             };
-            widths.iter().any(|&w| holds(&le[..w]) || holds(&be[8 - w..]))
+            widths
+                .iter()
+                .any(|&w| holds(&le[..w]) || holds(&be[8 - w..]))
                 || holds(v.to_string().as_bytes())
         }
         Operand::Bytes(bytes, _) if bytes.len() >= 4 => holds(bytes),

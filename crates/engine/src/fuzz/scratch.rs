@@ -4,7 +4,9 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
-use php_fuzz_coverage::{EdgeCounter, Feature, FingerprintCache, fingerprint, value_profile_feature};
+use php_fuzz_coverage::{
+    EdgeCounter, Feature, FingerprintCache, fingerprint, value_profile_feature,
+};
 use php_fuzz_harness::{Batch, Coverage, Crash};
 use php_fuzz_mutate::cmp::{closeness, records};
 use php_fuzz_mutate::{Mutator, MutatorKind, Sequence};
@@ -163,7 +165,13 @@ impl Scratch {
 
     /// Queues an input-to-state candidate made from `parent` (`parent_len`
     /// bytes long); `token` is what the comparison gave it.
-    pub fn push_candidate(&mut self, parent: EntryId, parent_len: usize, data: &[u8], token: &[u8]) {
+    pub fn push_candidate(
+        &mut self,
+        parent: EntryId,
+        parent_len: usize,
+        data: &[u8],
+        token: &[u8],
+    ) {
         self.batch.push(data);
         let tokens = self.push_tokens([token]);
         self.push_origin(Mutant {
