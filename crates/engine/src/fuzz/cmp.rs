@@ -71,7 +71,7 @@ struct Pending {
 enum Tracer {
     /// Loading the target, in a thread of its own.
     Starting(JoinHandle<Result<Executor, HarnessError>>),
-    Ready(Executor),
+    Ready(Box<Executor>),
     /// Failed; comparison tracing is off for this worker.
     Off,
 }
@@ -331,7 +331,7 @@ fn ready<'t>(tracer: &'t mut Tracer, shared: &Shared) -> Option<&'t mut Executor
             unreachable!("checked above");
         };
         match start.join() {
-            Ok(Ok(executor)) => *tracer = Tracer::Ready(executor),
+            Ok(Ok(executor)) => *tracer = Tracer::Ready(Box::new(executor)),
             Ok(Err(err)) => shared.out.line(&format!(
                 "WARNING: the comparison tracer cannot start, comparison feedback is off: {err}"
             )),
