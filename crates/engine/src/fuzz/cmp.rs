@@ -31,7 +31,7 @@ use crate::corpus::EntryId;
 /// One input in this many (other than new entries) is traced.
 const SAMPLE_EVERY: u64 = 1000;
 /// The tracer runs at most one block per this many of the main harness.
-const TRACE_SHARE: i64 = 20;
+const TRACE_SHARE: i64 = 100;
 /// Blocks the tracer may run before the main harness has run any: the seeds.
 const INITIAL_CREDIT: i64 = 2_000_000;
 /// Unused budget does not pile up past this.
