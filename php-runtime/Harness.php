@@ -209,6 +209,7 @@ final class Harness
             . Wire::bytes($config->grammar ?? '');
         $this->loadWarnings = [];
         FuzzingContext::reset();
+        CmpLog::reset();
         $this->wire->send($ready);
     }
 
@@ -274,6 +275,11 @@ final class Harness
             if ($this->warning !== null) {
                 $status = Wire::WARNING;
                 $problem = $this->warning;
+            }
+            if (CmpLog::$log !== '') {
+                // Code in the cmplog rendering logged comparisons.
+                $this->wire->send(\pack('VV', Wire::EV_CMP_LOG, $i) . Wire::bytes(CmpLog::$log));
+                CmpLog::reset();
             }
             if ($problem === null && $traceStyle && $this->dedupTraces) {
                 // A run that went exactly like an earlier one is sent as its

@@ -23,6 +23,7 @@ final class Wire
     const EV_OUTCOMES = 3;
     const EV_COVERAGE_CHUNK = 4;
     const EV_DIED = 5;
+    const EV_CMP_LOG = 6;
 
     // Run statuses.
     const OK = 0;

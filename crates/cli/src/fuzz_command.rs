@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use php_fuzz_engine::{FuzzOptions, FuzzSummary, Output, fuzz};
+use php_fuzz_harness::SourceServer;
 
 use crate::exit_codes;
 use crate::harness_args::HarnessArgs;
@@ -58,13 +59,26 @@ pub struct FuzzArgs {
     /// insert (e.g. a project's test fixtures); not run themselves (repeatable).
     #[arg(long, value_name = "DIR")]
     pub fragments: Vec<PathBuf>,
+    /// Turn comparison feedback off: the dictionary taken from the target's
+    /// source, the comparison tracer (CMP and I2S mutations) and the
+    /// persistent auto-dictionary.
+    #[arg(long)]
+    pub no_cmp: bool,
+    /// Make the closeness of compared operands a feature, as libFuzzer's
+    /// -use_value_profile=1: finds more, costs throughput (the harness runs
+    /// the comparison-logging code).
+    #[arg(long, conflicts_with = "no_cmp")]
+    pub use_value_profile: bool,
     /// Print only crashes and the final summary.
     #[arg(short, long)]
     pub quiet: bool,
 }
 
 pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
-    let session = args.harness.session(&args.target)?;
+    let mut session = args.harness.session(&args.target)?;
+    if args.use_value_profile {
+        session.sources = Arc::new(SourceServer::with_cmplog(session.sources.style()));
+    }
     if args.jobs == 0 {
         anyhow::bail!("--jobs must be at least 1");
     }
@@ -87,6 +101,8 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         reload: args.reload.map(Duration::from_secs_f64),
         grammar: args.grammar.clone(),
         fragments: args.fragments.clone(),
+        cmp: !args.no_cmp,
+        use_value_profile: args.use_value_profile,
     };
     let interrupted = install_interrupt_handler()?;
     let summary = fuzz(
@@ -136,6 +152,12 @@ fn print_summary(out: &Output, s: &FuzzSummary) {
         "     harness started {} times ({} restarts for memory growth); peak RSS: engine {} MB, harness {} MB; seed {}",
         s.harness_starts, s.memory_restarts, s.engine_peak_rss_mb, s.harness_peak_rss_mb, s.seed
     ));
+    if let Some(cmp) = &s.cmp {
+        out.line(&format!(
+            "     comparison feedback: {} inputs traced, {} I2S candidates; dictionaries: {} words from the source, {} in the auto-dictionary",
+            cmp.traced, cmp.candidates, cmp.source_words, cmp.auto_words
+        ));
+    }
     if s.crashes.is_empty() {
         out.line("==== No crashes found.");
         return;

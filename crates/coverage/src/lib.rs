@@ -4,6 +4,10 @@
 //! one (prev is 0 for the first block of a run). A feature is an edge with a
 //! bucketed hit count: `(bucket << 56) | edge`, with the eight buckets
 //! 1, 2, 3, 4–7, 8–15, 16–31, 32–127 and 128+ (as libFuzzer and php-fuzzer).
+//!
+//! With `--use-value-profile`, how close the operands of a comparison came
+//! is a feature too ([`value_profile_feature`]): top bit set, so it never
+//! meets an edge's feature, and not counted as an edge.
 
 use rustc_hash::FxHashSet;
 
@@ -63,6 +67,21 @@ pub fn feature(edge: Edge, count: u32) -> Feature {
 #[inline]
 pub fn edge_of(feature: Feature) -> Edge {
     feature & ((1 << 56) - 1)
+}
+
+/// Marks a value-profile feature.
+const VALUE_PROFILE: Feature = 1 << 63;
+
+/// The feature of comparison site `site` having seen operands whose
+/// closeness measured `value` (libFuzzer's `-use_value_profile`).
+#[inline]
+pub fn value_profile_feature(site: u32, value: u8) -> Feature {
+    VALUE_PROFILE | (u64::from(site) << 8) | u64::from(value)
+}
+
+#[inline]
+pub fn is_value_profile(feature: Feature) -> bool {
+    feature & VALUE_PROFILE != 0
 }
 
 /// Counts edge hits for one run. Reused across runs: `clear()` is O(1) in
@@ -289,7 +308,9 @@ impl FeatureSet {
     pub fn insert_all(&mut self, features: &[Feature], new: &mut Vec<Feature>) {
         for &f in features {
             if self.features.insert(f) {
-                self.edges.insert(edge_of(f));
+                if !is_value_profile(f) {
+                    self.edges.insert(edge_of(f));
+                }
                 new.push(f);
             }
         }
@@ -472,6 +493,18 @@ mod tests {
         new.clear();
         set.insert_all(&[2, 3], &mut new);
         assert_eq!(new, vec![3]);
+    }
+
+    #[test]
+    fn value_profile_features_are_features_but_not_edges() {
+        let mut set = FeatureSet::new();
+        let mut new = Vec::new();
+        let close = value_profile_feature(5, 3);
+        assert!(is_value_profile(close) && !is_value_profile(feature(edge(1, 2), 200)));
+        assert_ne!(close, value_profile_feature(5, 4));
+        assert_ne!(close, value_profile_feature(6, 3));
+        set.insert_all(&[close, feature(edge(0, 1), 1)], &mut new);
+        assert_eq!((set.features(), set.edges()), (2, 1));
     }
 
     proptest::proptest! {

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+mod cmp;
 mod feedback;
 mod grammar;
 mod scratch;
@@ -16,10 +17,12 @@ use php_fuzz_harness::{Executor, HarnessConfig, SourceServer, TargetInfo};
 use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
 use php_fuzz_storage::{CorpusDir, CorpusFile};
 
+use crate::auto_dictionary::AutoDictionary;
 use crate::corpus::{Corpus, Entry};
 use crate::crashes::{CrashStore, KnownCrash};
 use crate::output::{Event, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
+use cmp::{CmpFeedback, TracerSetup};
 use feedback::absorb;
 use grammar::{GrammarCorpus, GrammarWorker};
 use scratch::Scratch;
@@ -50,6 +53,21 @@ pub struct FuzzSummary {
     pub stop_reason: StopReason,
     pub corpus_dir: PathBuf,
     pub seed: u64,
+    /// What comparison feedback did; `None` with `--no-cmp`.
+    pub cmp: Option<CmpSummary>,
+}
+
+/// What comparison feedback did in a campaign.
+#[derive(Debug, Clone, Default)]
+pub struct CmpSummary {
+    /// Inputs the tracers ran (entries, samples, candidates to repair).
+    pub traced: u64,
+    /// Input-to-state candidates made.
+    pub candidates: u64,
+    /// Words of the dictionary taken from the target's source.
+    pub source_words: usize,
+    /// Words of the persistent auto-dictionary.
+    pub auto_words: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +99,10 @@ struct State {
     crashes: CrashStore,
     length: LengthControl,
     max_len: usize,
+    /// Words that found coverage (comparison feedback on).
+    auto_dictionary: Option<AutoDictionary>,
+    /// What the workers' comparison feedback did, added up as they end.
+    cmp: CmpSummary,
     /// Set when a limit is reached or a worker fails.
     stop: Option<StopReason>,
     error: Option<EngineError>,
@@ -106,6 +128,10 @@ struct Shared {
     reloaded: Mutex<Vec<CorpusFile>>,
     /// `--grammar`, else the target's `setGrammar()`.
     grammar: Option<Grammar>,
+    /// The main harness's source server (the dictionary taken from the source).
+    sources: Arc<SourceServer>,
+    /// How workers start their comparison tracer; `None` with `--no-cmp`.
+    tracer: Option<TracerSetup>,
 }
 
 impl Shared {
@@ -152,6 +178,7 @@ impl Shared {
             harness_rss_mb: self.harness_rss.load(Ordering::Relaxed),
             new_crashes: state.crashes.new_count(),
             seconds: self.started.elapsed().as_secs(),
+            dictionary: state.auto_dictionary.as_ref().map(AutoDictionary::len),
             input,
         };
         self.out.status(&line.to_string());
@@ -202,6 +229,14 @@ pub fn fuzz(
     };
     let mut dir = CorpusDir::open(corpus_dir)?;
     let seeds = dir.load_all()?;
+    let auto_dictionary = if options.cmp {
+        Some(AutoDictionary::load(&dir)?)
+    } else {
+        None
+    };
+    if options.use_value_profile && !sources.logs_comparisons() {
+        out.line("WARNING: --use-value-profile needs a source server in the cmplog rendering; no comparison is logged");
+    }
     let seed_bytes: usize = seeds.iter().map(|s| s.data.len()).sum();
     let largest_seed = seeds.iter().map(|s| s.data.len()).max().unwrap_or(0);
     let max_len = options
@@ -234,6 +269,25 @@ pub fn fuzz(
         max_len,
         options.jobs
     ));
+    if let Some(auto) = &auto_dictionary {
+        out.status(&format!(
+            "INFO: comparison feedback on: source dictionary, tracer (CMP, I2S), auto-dictionary of {} words{}",
+            auto.len(),
+            if options.use_value_profile {
+                ", value profile"
+            } else {
+                ""
+            }
+        ));
+    }
+    let tracer = options.cmp.then(|| TracerSetup {
+        config: Arc::new(HarnessConfig {
+            dedup_traces: false,
+            forward_output: false,
+            ..(*harness).clone()
+        }),
+        sources: Arc::new(SourceServer::with_cmplog(sources.style())),
+    });
 
     let length = LengthControl::new(max_len, options.len_control_factor);
     let shared = Arc::new(Shared {
@@ -245,6 +299,8 @@ pub fn fuzz(
             crashes,
             length,
             max_len,
+            auto_dictionary,
+            cmp: CmpSummary::default(),
             stop: None,
             error: None,
             last_status: Instant::now(),
@@ -263,9 +319,12 @@ pub fn fuzz(
         dictionary,
         reloaded: Mutex::new(Vec::new()),
         grammar,
+        sources: Arc::clone(&sources),
+        tracer,
     });
 
     let mut scratch = Scratch::new();
+    scratch.value_profile = shared.options.use_value_profile;
     let mut seed_parser = GrammarWorker::new(shared.grammar.as_ref());
     run_seeds(&shared, &mut first, &mut scratch, &mut seed_parser, seeds)?;
     {
@@ -340,6 +399,11 @@ pub fn fuzz(
         ));
     }
     let runs = shared.runs.load(Ordering::Relaxed);
+    let cmp = state.auto_dictionary.as_ref().map(|auto| CmpSummary {
+        auto_words: auto.len(),
+        source_words: sources.comparison_literals().1.len(),
+        ..state.cmp.clone()
+    });
     Ok(FuzzSummary {
         runs,
         elapsed: started.elapsed(),
@@ -356,6 +420,7 @@ pub fn fuzz(
         stop_reason: state.stop.unwrap_or(StopReason::Interrupted),
         corpus_dir: state.corpus_dir.root().to_path_buf(),
         seed: shared.options.seed,
+        cmp,
     })
 }
 
@@ -446,7 +511,14 @@ fn finish_and_collect(
 ) -> Result<(), EngineError> {
     let batch = std::mem::take(&mut scratch.batch);
     let result = executor.finish(&batch, |r| {
-        scratch.collect(r.index, r.crash, r.coverage, r.trace_hash, r.repeat)
+        scratch.collect(
+            r.index,
+            r.crash,
+            r.coverage,
+            r.trace_hash,
+            r.repeat,
+            r.cmp_log,
+        )
     });
     scratch.batch = batch;
     result?;
@@ -472,10 +544,17 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
         .wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut mutator = Mutator::new(seed, shared.dictionary.clone());
     let mut grammar = GrammarWorker::new(shared.grammar.as_ref());
+    let jobs = shared.options.jobs.max(1) as u64;
+    let mut cmp = shared
+        .tracer
+        .as_ref()
+        .map(|setup| CmpFeedback::new(setup, Arc::clone(&shared.sources), worker, jobs));
     let (mut last_starts, mut last_restarts) = (0, 0);
     let mut current = first;
     let mut next = Scratch::new();
     next.batch_size = current.batch_size;
+    next.value_profile = shared.options.use_value_profile;
+    current.value_profile = shared.options.use_value_profile;
     let mut in_flight = false;
     let result = loop {
         let stopping = shared.should_stop();
@@ -494,6 +573,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
                     &mut grammar,
                     &mut next,
                     in_flight.then_some(&current),
+                    cmp.as_mut(),
                 )?;
             if queued_next {
                 executor.submit(&next.batch)?;
@@ -502,6 +582,10 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
                 finish_and_collect(shared, &mut executor, &mut current)?;
                 absorb(shared, &mut shared.lock(), &mut current)?;
                 grammar.learn(shared, &mut current);
+                if let Some(cmp) = cmp.as_mut() {
+                    save_auto_dictionary(&mut shared.lock())?;
+                    cmp.after_batch(shared, &mut mutator, &current);
+                }
             }
             if !reloaded.is_empty() {
                 let count = reloaded.len();
@@ -529,23 +613,42 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
             Err(err) => break Err(err),
         }
     };
+    let mut state = shared.lock();
     if let Err(err) = result {
-        let mut state = shared.lock();
         state.error.get_or_insert(err);
         state.stop.get_or_insert(StopReason::Interrupted);
     }
+    if let Some(cmp) = &cmp {
+        state.cmp.traced += cmp.traced;
+        state.cmp.candidates += cmp.candidates_made;
+    }
+    drop(state);
     executor.shutdown();
 }
 
-/// Fills `scratch` with mutants of corpus entries. `in_flight` is a batch
-/// already queued, counted against --max-runs. Returns false if there is
-/// nothing to run.
+/// Writes the auto-dictionary beside the corpus if it learned words.
+fn save_auto_dictionary(state: &mut State) -> Result<(), EngineError> {
+    let State {
+        auto_dictionary,
+        corpus_dir,
+        ..
+    } = state;
+    match auto_dictionary {
+        Some(auto) => auto.save_if_changed(corpus_dir),
+        None => Ok(()),
+    }
+}
+
+/// Fills `scratch` with input-to-state candidates (up to half the batch),
+/// then mutants of corpus entries. `in_flight` is a batch already queued,
+/// counted against --max-runs. Returns false if there is nothing to run.
 fn build_batch(
     shared: &Shared,
     mutator: &mut Mutator,
     grammar: &mut GrammarWorker,
     scratch: &mut Scratch,
     in_flight: Option<&Scratch>,
+    cmp: Option<&mut CmpFeedback>,
 ) -> Result<bool, EngineError> {
     scratch.clear();
     let mut guard = shared.lock();
@@ -566,7 +669,13 @@ fn build_batch(
         None => scratch.batch_size,
     };
     let limit = state.length.limit();
-    for _ in 0..size {
+    let candidates = match cmp {
+        Some(cmp) => cmp.fill_batch(scratch, size.div_ceil(2), |id| {
+            state.corpus.get(id).data.len()
+        }),
+        None => 0,
+    };
+    for _ in candidates..size {
         let Some(parent) = state.corpus.pick(mutator.rng_mut()) else {
             break;
         };

@@ -7,6 +7,7 @@
 //!
 //! [`Executor`]: php_fuzz_harness::Executor
 
+mod auto_dictionary;
 mod corpus;
 mod crashes;
 mod fuzz;
@@ -18,9 +19,10 @@ mod signature;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use auto_dictionary::AUTO_DICTIONARY_FILE;
 pub use corpus::{Corpus, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, shell_quote};
-pub use fuzz::{FuzzSummary, StopReason, fuzz};
+pub use fuzz::{CmpSummary, FuzzSummary, StopReason, fuzz};
 pub use minimize::{MinimizeOptions, MinimizeOutcome, minimize};
 pub use output::{CrashContext, Output, crash_report, preview};
 pub use replay::{HitsByBlock, ReplayResult, collect_inputs, replay};
@@ -46,6 +48,13 @@ pub struct FuzzOptions {
     pub grammar: Option<String>,
     /// `--fragments`: files or directories whose subtrees seed the pool.
     pub fragments: Vec<PathBuf>,
+    /// Comparison feedback: the dictionary taken from the source, the
+    /// tracer (CMP, I2S) and the persistent auto-dictionary. On by default.
+    pub cmp: bool,
+    /// Make the closeness of compared operands a feature (libFuzzer's
+    /// `-use_value_profile=1`). The session's `SourceServer` must serve
+    /// the `cmplog` rendering.
+    pub use_value_profile: bool,
 }
 
 impl Default for FuzzOptions {
@@ -63,6 +72,8 @@ impl Default for FuzzOptions {
             reload: None,
             grammar: None,
             fragments: Vec::new(),
+            cmp: true,
+            use_value_profile: false,
         }
     }
 }

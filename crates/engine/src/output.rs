@@ -93,6 +93,8 @@ pub(crate) struct StatusLine<'a> {
     pub harness_rss_mb: u64,
     pub new_crashes: usize,
     pub seconds: u64,
+    /// Words of the persistent auto-dictionary (comparison feedback on).
+    pub dictionary: Option<usize>,
     /// For NEW and REDUCE: the input's length and the mutations that made it.
     pub input: Option<(usize, &'a dyn fmt::Display)>,
 }
@@ -115,6 +117,9 @@ impl fmt::Display for StatusLine<'_> {
             self.new_crashes,
             self.seconds
         )?;
+        if let Some(words) = self.dictionary {
+            write!(f, " dict: {words}")?;
+        }
         if let Some((len, sequence)) = self.input {
             write!(f, " L: {len}/{} MS: {sequence}", self.len_limit)?;
         }

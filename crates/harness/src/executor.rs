@@ -71,6 +71,9 @@ pub struct RunResult<'a> {
     /// The run took a path already reported in full by this harness
     /// process, which then sent only the hash: `coverage` is empty.
     pub repeat: bool,
+    /// The comparisons the run logged (code in the `cmplog` rendering;
+    /// records as docs/protocol.md describes them), else empty.
+    pub cmp_log: &'a [u8],
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +101,10 @@ pub struct Executor {
     earlier: EdgeCounter,
     has_earlier: bool,
     ends: Vec<usize>,
+    /// Comparison logs of the round trip in progress, by input index, in
+    /// order; `cmp_log` holds the one of the run being reported.
+    cmp_logs: VecDeque<(usize, Vec<u8>)>,
+    cmp_log: Vec<u8>,
 }
 
 /// A submitted batch.
@@ -132,6 +139,8 @@ impl Executor {
             earlier: EdgeCounter::new(),
             has_earlier: false,
             ends: Vec::new(),
+            cmp_logs: VecDeque::new(),
+            cmp_log: Vec::new(),
         }
     }
 
@@ -365,12 +374,14 @@ impl Executor {
             return;
         }
         self.stats.executions += 1;
+        self.take_cmp_log(index);
         on_result(RunResult {
             index,
             crash: None,
             coverage: self.coverage(outcome.coverage),
             trace_hash: outcome.trace_hash,
             repeat: outcome.repeat && !self.has_earlier,
+            cmp_log: &self.cmp_log,
         });
         self.clear_earlier();
     }
@@ -384,6 +395,7 @@ impl Executor {
         on_result: &mut impl FnMut(RunResult<'_>),
     ) {
         self.stats.executions += 1;
+        self.take_cmp_log(index);
         let coverage = self.coverage(last);
         triage::attribute(
             &mut crash,
@@ -397,8 +409,23 @@ impl Executor {
             coverage,
             trace_hash: 0,
             repeat: false,
+            cmp_log: &self.cmp_log,
         });
         self.clear_earlier();
+    }
+
+    /// Makes the comparison log of run `index` (if it sent one) the current one.
+    fn take_cmp_log(&mut self, index: usize) {
+        self.cmp_log.clear();
+        while let Some((logged, _)) = self.cmp_logs.front() {
+            if *logged > index {
+                break;
+            }
+            let (logged, log) = self.cmp_logs.pop_front().expect("peeked");
+            if logged == index {
+                self.cmp_log = log;
+            }
+        }
     }
 
     /// How long a harness may stay silent during a batch before it is killed.
@@ -417,6 +444,7 @@ impl Executor {
         // On an error the process is dropped, and so killed.
         let mut process = self.process.take().expect("ensured by the caller");
         self.clear_earlier();
+        self.cmp_logs.clear();
         let count = end - start;
         let mut reported = 0;
         let mut deadline = Instant::now() + self.silence_limit();
@@ -461,6 +489,11 @@ impl Executor {
                     if index as usize == reported {
                         self.add_earlier(coverage);
                     }
+                    process.consume_frame();
+                }
+                Event::CmpLog { index, log } => {
+                    self.cmp_logs
+                        .push_back((start + index as usize, log.to_vec()));
                     process.consume_frame();
                 }
                 Event::SourceRequest { path } => {

@@ -16,7 +16,7 @@ pub fn config() -> impl bincode::config::Config {
 }
 
 /// Bumped whenever the layout changes; both sides come from one binary.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Engine → harness.
 #[derive(Debug, Encode)]
@@ -94,6 +94,12 @@ pub enum Event<'a> {
         status: u8,
         problem: Problem<'a>,
         coverage: &'a [u8],
+    },
+    /// The comparisons run `index` logged (code in the `cmplog` rendering
+    /// only), sent before the `Outcomes` that holds the run.
+    CmpLog {
+        index: u32,
+        log: &'a [u8],
     },
 }
 
@@ -218,6 +224,22 @@ mod tests {
                 assert_eq!(outcomes[0].trace_hash, 0xabcd);
                 assert!(!outcomes[0].repeat);
                 assert!(outcomes[0].problem.is_none());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cmp_log_event_decodes_from_the_php_layout() {
+        let mut p = Vec::new();
+        p.extend_from_slice(&6u32.to_le_bytes());
+        p.extend_from_slice(&2u32.to_le_bytes());
+        p.extend_from_slice(&3u64.to_le_bytes());
+        p.extend_from_slice(b"abc");
+        match decode_event(&p).unwrap() {
+            Event::CmpLog { index, log } => {
+                assert_eq!(index, 2);
+                assert_eq!(log, b"abc");
             }
             other => panic!("unexpected {other:?}"),
         }

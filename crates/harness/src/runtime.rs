@@ -18,6 +18,7 @@ const FILES: &[(&str, &str)] = &[
         "FuzzingContext.php",
         include_str!("../php-runtime/FuzzingContext.php"),
     ),
+    ("CmpLog.php", include_str!("../php-runtime/CmpLog.php")),
 ];
 
 /// The unpacked runtime; removed when dropped.

@@ -1,13 +1,18 @@
 //! Serves instrumented source to harness processes, and keeps the session's
 //! block map. One per fuzzing session, shared by every harness process, so a
 //! file gets the same block ids in all of them.
+//!
+//! It also gathers the dictionary taken from the source: the literal
+//! comparison operands of every file it serves, once each, with a
+//! generation counter that tells a reader cheaply whether there is more.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use php_fuzz_instrument::{Block, BlockId, BlockIdAllocator, Outcome, SkipReason, StubStyle};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::HarnessError;
 
@@ -29,32 +34,73 @@ pub struct BlockLocation {
     pub block: Block,
 }
 
+/// The session's dictionary taken from the source holds at most this many
+/// entries (libFuzzer bounds its automatic dictionary the same way).
+pub const MAX_SOURCE_LITERALS: usize = 1 << 14;
+
 #[derive(Debug)]
 pub struct SourceServer {
     style: StubStyle,
+    /// Serve the `cmplog` rendering, which logs comparison operands.
+    cmplog: bool,
     state: Mutex<State>,
+    /// Bumped whenever `State::literals` grows.
+    literal_generation: AtomicU64,
 }
 
 #[derive(Debug, Default)]
 struct State {
     ids: BlockIdAllocator,
+    /// The next comparison site id (cmplog rendering).
+    next_site: u32,
     files: Vec<SourceFile>,
     by_path: FxHashMap<PathBuf, usize>,
     /// (first id, one past the last id, index into `files`), sorted by first id.
     ranges: Vec<(u32, u32, usize)>,
     warnings: Vec<String>,
+    /// Comparison literals of every file served, in the order first seen.
+    literals: Vec<Vec<u8>>,
+    known_literals: FxHashSet<Vec<u8>>,
 }
 
 impl SourceServer {
+    /// Serves the coverage rendering.
     pub fn new(style: StubStyle) -> SourceServer {
         SourceServer {
             style,
+            cmplog: false,
             state: Mutex::new(State::default()),
+            literal_generation: AtomicU64::new(0),
+        }
+    }
+
+    /// Serves the `cmplog` rendering: the same blocks, and comparison
+    /// operands logged (`RunResult::cmp_log`).
+    pub fn with_cmplog(style: StubStyle) -> SourceServer {
+        SourceServer {
+            cmplog: true,
+            ..SourceServer::new(style)
         }
     }
 
     pub fn style(&self) -> StubStyle {
         self.style
+    }
+
+    pub fn logs_comparisons(&self) -> bool {
+        self.cmplog
+    }
+
+    /// Changes whenever [`SourceServer::comparison_literals`] gains entries.
+    pub fn literal_generation(&self) -> u64 {
+        self.literal_generation.load(Ordering::Acquire)
+    }
+
+    /// The dictionary taken from the source so far, in the order first
+    /// seen, and its generation.
+    pub fn comparison_literals(&self) -> (u64, Vec<Vec<u8>>) {
+        let state = self.lock();
+        (self.literal_generation(), state.literals.clone())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -78,19 +124,45 @@ impl SourceServer {
                 return Ok(file.instrumented.clone());
             }
         }
-        let outcome = php_fuzz_instrument::instrument(&current, &mut state.ids, self.style)
-            .map_err(|source| HarnessError::Instrument {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let state = &mut *state;
+        let outcome = if self.cmplog {
+            php_fuzz_instrument::instrument_cmplog(
+                &current,
+                &mut state.ids,
+                &mut state.next_site,
+                self.style,
+            )
+        } else {
+            php_fuzz_instrument::instrument(&current, &mut state.ids, self.style)
+        }
+        .map_err(|source| HarnessError::Instrument {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let file = match outcome {
-            Outcome::Instrumented(result) => SourceFile {
-                path: path.to_path_buf(),
-                original: current.into(),
-                instrumented: (!result.blocks.is_empty()).then(|| result.source.into()),
-                blocks: result.blocks,
-                skipped: None,
-            },
+            Outcome::Instrumented(result) => {
+                let before = state.literals.len();
+                for literal in result.comparison_literals {
+                    if state.literals.len() >= MAX_SOURCE_LITERALS {
+                        break;
+                    }
+                    if state.known_literals.insert(literal.clone()) {
+                        state.literals.push(literal);
+                    }
+                }
+                if state.literals.len() > before {
+                    self.literal_generation.fetch_add(1, Ordering::Release);
+                }
+                SourceFile {
+                    path: path.to_path_buf(),
+                    original: current.into(),
+                    // A file with comparison sites but no block still logs.
+                    instrumented: (!result.blocks.is_empty() || result.comparison_sites > 0)
+                        .then(|| result.source.into()),
+                    blocks: result.blocks,
+                    skipped: None,
+                }
+            }
             Outcome::Skipped(reason) => {
                 let SkipReason::ParseError { line } = &reason;
                 state.warnings.push(format!(

@@ -71,6 +71,28 @@ pub(crate) enum NodeKind {
     FunctionCallExpression,
     Argument,
     Name,
+    MatchExpression,
+    MatchConditionList,
+    ParenthesizedExpression,
+    UnaryOpExpression,
+    ArrayCreationExpression,
+    ArrayElementInitializer,
+    Arguments,
+    VariadicUnpacking,
+    VariadicPlaceholder,
+    QualifiedName,
+    SubscriptExpression,
+    ClassConstantAccessExpression,
+    RelativeScope,
+    // Literals.
+    String,
+    EncapsedString,
+    StringContent,
+    EscapeSequence,
+    Integer,
+    Float,
+    Boolean,
+    Null,
     // Tokens.
     LBrace,
     RBrace,
@@ -85,6 +107,18 @@ pub(crate) enum NodeKind {
     Or,
     Coalesce,
     CoalesceAssign,
+    Identical,
+    Equal,
+    NotIdentical,
+    NotEqual,
+    NotEqualAlt,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    Spaceship,
+    Minus,
+    Plus,
 }
 
 /// Named node kinds, by their grammar name.
@@ -157,6 +191,39 @@ const NAMED: &[(&str, NodeKind)] = &[
     ("function_call_expression", NodeKind::FunctionCallExpression),
     ("argument", NodeKind::Argument),
     ("name", NodeKind::Name),
+    ("match_expression", NodeKind::MatchExpression),
+    ("match_condition_list", NodeKind::MatchConditionList),
+    (
+        "parenthesized_expression",
+        NodeKind::ParenthesizedExpression,
+    ),
+    ("unary_op_expression", NodeKind::UnaryOpExpression),
+    (
+        "array_creation_expression",
+        NodeKind::ArrayCreationExpression,
+    ),
+    (
+        "array_element_initializer",
+        NodeKind::ArrayElementInitializer,
+    ),
+    ("arguments", NodeKind::Arguments),
+    ("variadic_unpacking", NodeKind::VariadicUnpacking),
+    ("variadic_placeholder", NodeKind::VariadicPlaceholder),
+    ("qualified_name", NodeKind::QualifiedName),
+    ("subscript_expression", NodeKind::SubscriptExpression),
+    (
+        "class_constant_access_expression",
+        NodeKind::ClassConstantAccessExpression,
+    ),
+    ("relative_scope", NodeKind::RelativeScope),
+    ("string", NodeKind::String),
+    ("encapsed_string", NodeKind::EncapsedString),
+    ("string_content", NodeKind::StringContent),
+    ("escape_sequence", NodeKind::EscapeSequence),
+    ("integer", NodeKind::Integer),
+    ("float", NodeKind::Float),
+    ("boolean", NodeKind::Boolean),
+    ("null", NodeKind::Null),
 ];
 
 /// Anonymous node kinds (tokens), by their text.
@@ -174,6 +241,18 @@ const TOKENS: &[(&str, NodeKind)] = &[
     ("or", NodeKind::Or),
     ("??", NodeKind::Coalesce),
     ("??=", NodeKind::CoalesceAssign),
+    ("===", NodeKind::Identical),
+    ("==", NodeKind::Equal),
+    ("!==", NodeKind::NotIdentical),
+    ("!=", NodeKind::NotEqual),
+    ("<>", NodeKind::NotEqualAlt),
+    ("<", NodeKind::Less),
+    ("<=", NodeKind::LessEqual),
+    (">", NodeKind::Greater),
+    (">=", NodeKind::GreaterEqual),
+    ("<=>", NodeKind::Spaceship),
+    ("-", NodeKind::Minus),
+    ("+", NodeKind::Plus),
 ];
 
 /// Subtrees of names, types, literals and imports: no statement, no
@@ -266,6 +345,10 @@ pub(crate) struct Fields {
     pub reference_modifier: NonZeroU16,
     pub function: NonZeroU16,
     pub arguments: NonZeroU16,
+    pub left: NonZeroU16,
+    pub value: NonZeroU16,
+    pub argument: NonZeroU16,
+    pub conditional_expressions: NonZeroU16,
 }
 
 /// tree-sitter-php as the instrumenter sees it: per node kind id, its
@@ -351,6 +434,10 @@ impl Grammar {
             reference_modifier: field("reference_modifier"),
             function: field("function"),
             arguments: field("arguments"),
+            left: field("left"),
+            value: field("value"),
+            argument: field("argument"),
+            conditional_expressions: field("conditional_expressions"),
         };
         Grammar {
             language,

@@ -85,6 +85,12 @@ pub enum StubStyle {
 pub struct Instrumented {
     pub source: Vec<u8>,
     pub blocks: Vec<Block>,
+    /// The dictionary taken from the file: the literal operands of its
+    /// comparisons, in the forms a parser reads them from (see
+    /// `docs/instrumentation.md`). Sorted, each once.
+    pub comparison_literals: Vec<Vec<u8>>,
+    /// Comparison sites the source logs (the `cmplog` rendering), else 0.
+    pub comparison_sites: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,6 +123,8 @@ pub enum Outcome {
 pub enum InstrumentError {
     #[error("out of block ids: {requested} more needed, {available} left of {max}", max = MAX_BLOCK_ID)]
     OutOfBlockIds { requested: u32, available: u32 },
+    #[error("out of comparison site ids")]
+    OutOfSiteIds,
 }
 
 /// Instruments one PHP file: `source` in, instrumented source and its block
@@ -136,6 +144,30 @@ pub fn instrument(
         Ok(plan) => {
             let first = ids.allocate(plan.block_count())?;
             Ok(Outcome::Instrumented(plan.render(first, style)))
+        }
+    }
+}
+
+/// [`instrument`] in the `cmplog` rendering: the same blocks, and every
+/// comparison wrapped in calls to `\PhpFuzz\CmpLog` that log its operands
+/// (see `docs/instrumentation.md`). Site ids start at `*next_site`, which
+/// moves past the file's sites.
+pub fn instrument_cmplog(
+    source: &[u8],
+    ids: &mut BlockIdAllocator,
+    next_site: &mut u32,
+    style: StubStyle,
+) -> Result<Outcome, InstrumentError> {
+    match Plan::new(source) {
+        Err(reason) => Ok(Outcome::Skipped(reason)),
+        Ok(plan) => {
+            let end = next_site
+                .checked_add(plan.comparison_sites())
+                .ok_or(InstrumentError::OutOfSiteIds)?;
+            let first = ids.allocate(plan.block_count())?;
+            let instrumented = plan.render_cmplog(first, *next_site, style);
+            *next_site = end;
+            Ok(Outcome::Instrumented(instrumented))
         }
     }
 }

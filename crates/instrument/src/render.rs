@@ -2,7 +2,7 @@
 //! files at once: plan every file in parallel, allocate ids in a fixed file
 //! order, render in parallel. Ids then do not depend on thread timing.
 
-use crate::analyze::{self, Analysis, Insertion, PlannedBlock};
+use crate::analyze::{self, Analysis, CmpInsertion, Comparisons, Insertion, PlannedBlock};
 use crate::lexical::is_name_byte;
 use crate::stub::Piece;
 use crate::{Block, BlockId, Instrumented, SkipReason, StubStyle, parse};
@@ -16,7 +16,24 @@ pub struct Plan<'s> {
     /// Sorted by offset, then by nesting; `block` indexes `blocks`.
     insertions: Vec<Insertion>,
     names: Vec<String>,
+    cmp: CmpPlan,
 }
+
+/// The comparison pass's result, ready to render.
+#[derive(Debug)]
+struct CmpPlan {
+    /// The dictionary taken from the file's comparisons: sorted, no repeats.
+    literals: Vec<Vec<u8>>,
+    /// Comparison-logging insertions of the sites kept, sorted like
+    /// `Plan::insertions`; `site` numbers the kept sites from 0.
+    insertions: Vec<CmpInsertion>,
+    sites: u32,
+    /// Source ranges of the literals listed after a switch or match subject.
+    lists: Vec<(usize, usize)>,
+}
+
+/// At most this many dictionary entries come from one file.
+const MAX_LITERALS_PER_FILE: usize = 4096;
 
 #[derive(Debug)]
 struct Located {
@@ -34,6 +51,7 @@ impl<'s> Plan<'s> {
             blocks,
             mut insertions,
             names,
+            comparisons,
         } = analyze::analyze(code, &parsed.tree);
         drop(parsed);
 
@@ -70,7 +88,19 @@ impl<'s> Plan<'s> {
             blocks,
             insertions,
             names,
+            cmp: CmpPlan::new(comparisons),
         })
+    }
+
+    /// The literal operands of the file's comparisons, in the forms a
+    /// parser reads them from (see `docs/instrumentation.md`): sorted, each once.
+    pub fn comparison_literals(&self) -> &[Vec<u8>] {
+        &self.cmp.literals
+    }
+
+    /// How many comparison sites [`Plan::render_cmplog`] numbers.
+    pub fn comparison_sites(&self) -> u32 {
+        self.cmp.sites
     }
 
     /// How many ids [`Plan::render`] needs.
@@ -80,11 +110,59 @@ impl<'s> Plan<'s> {
 
     /// The instrumented file, with ids `first .. first + block_count()`.
     pub fn render(&self, first: BlockId, style: StubStyle) -> Instrumented {
+        self.render_with(first, style, None)
+    }
+
+    /// The `cmplog` rendering: the same blocks, and every comparison site
+    /// wrapped in calls that log its operands, with site ids
+    /// `first_site .. first_site + comparison_sites()`.
+    pub fn render_cmplog(&self, first: BlockId, first_site: u32, style: StubStyle) -> Instrumented {
+        self.render_with(first, style, Some(first_site))
+    }
+
+    fn render_with(
+        &self,
+        first: BlockId,
+        style: StubStyle,
+        first_site: Option<u32>,
+    ) -> Instrumented {
+        let cmp_insertions: &[CmpInsertion] = match first_site {
+            Some(_) => &self.cmp.insertions,
+            None => &[],
+        };
+        let first_site = first_site.unwrap_or(0);
         let capacity: usize = self.insertions.iter().map(|i| i.piece.max_len(style)).sum();
         let mut out = Vec::with_capacity(self.source.len() + capacity);
         let mut copied = 0;
         let mut last_terminator = None;
-        for insertion in &self.insertions {
+        let mut cmp = cmp_insertions.iter().peekable();
+        let mut coverage = self.insertions.iter().peekable();
+        loop {
+            // Coverage first at one (offset, rank): ranks order what encloses what.
+            let take_cmp = match (coverage.peek(), cmp.peek()) {
+                (None, None) => break,
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (Some(c), Some(m)) => (m.offset, m.rank) < (c.offset, c.rank),
+            };
+            if take_cmp {
+                let insertion = cmp.next().expect("peeked");
+                out.extend_from_slice(&self.source[copied..insertion.offset]);
+                copied = insertion.offset;
+                if insertion.piece.starts_with_name()
+                    && out.last().is_some_and(|&b| is_name_byte(b))
+                {
+                    out.push(b' ');
+                }
+                insertion.piece.write(
+                    &mut out,
+                    first_site + insertion.site,
+                    self.source,
+                    &self.cmp.lists,
+                );
+                continue;
+            }
+            let insertion = coverage.next().expect("peeked");
             if insertion.piece == Piece::Terminator {
                 // Two constructs ending at one `?>` need one `;` between them.
                 if last_terminator == Some(insertion.offset) {
@@ -123,6 +201,48 @@ impl<'s> Plan<'s> {
         Instrumented {
             source: out,
             blocks,
+            comparison_literals: self.cmp.literals.clone(),
+            comparison_sites: if cmp_insertions.is_empty() {
+                0
+            } else {
+                self.cmp.sites
+            },
+        }
+    }
+}
+
+impl CmpPlan {
+    /// The dictionary (sorted, deduplicated, bounded) and the kept sites'
+    /// insertions in render order, renumbered densely.
+    fn new(comparisons: Comparisons) -> CmpPlan {
+        let Comparisons {
+            mut tokens,
+            sites,
+            mut insertions,
+            lists,
+            ..
+        } = comparisons;
+        tokens.sort_unstable();
+        tokens.dedup();
+        tokens.truncate(MAX_LITERALS_PER_FILE);
+        let mut renumber = vec![u32::MAX; sites.len()];
+        let mut kept = 0;
+        for (site, valid) in sites.iter().enumerate() {
+            if *valid {
+                renumber[site] = kept;
+                kept += 1;
+            }
+        }
+        insertions.retain_mut(|insertion| {
+            insertion.site = renumber[insertion.site as usize];
+            insertion.site != u32::MAX
+        });
+        insertions.sort_by_key(|insertion| (insertion.offset, insertion.rank));
+        CmpPlan {
+            literals: tokens,
+            insertions,
+            sites: kept,
+            lists,
         }
     }
 }

@@ -194,6 +194,128 @@ fn decimal(out: &mut Vec<u8>, mut id: u32) {
     out.extend_from_slice(&digits[start..]);
 }
 
+/// What a comparison is, as the CmpLog runtime records it
+/// (`php-runtime/CmpLog.php`, docs/protocol.md).
+pub(crate) mod cmp_kind {
+    /// `===`, `==`, `!==`, `!=`, switch, match, `strcmp`, `in_array`…
+    pub const EQUAL: u8 = 0;
+    /// `<`, `<=`, `>`, `>=`, `<=>`.
+    pub const ORDER: u8 = 1;
+    /// The first operand starts with the second (`str_starts_with`, `strncmp`).
+    pub const PREFIX: u8 = 2;
+    /// The first operand ends with the second (`str_ends_with`).
+    pub const SUFFIX: u8 = 3;
+    /// The first operand contains the second (`strpos`, `str_contains`).
+    pub const CONTAINS: u8 = 4;
+    /// Flag: compared case-insensitively.
+    pub const CASE: u8 = 8;
+    /// Flag, for the runtime only: the literal is the first operand.
+    pub const SWAPPED: u8 = 16;
+}
+
+/// The runtime's recording functions, `\PhpFuzz\CmpLog::NAME(SITE, …)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CmpCall {
+    /// Holds the first operand of a comparison for `Right`.
+    Left,
+    /// Records the held first operand against this one.
+    Right,
+    /// Records the operand against a literal repeated after it.
+    Literal,
+    /// A switch or match subject, recorded against the literal cases.
+    Against,
+    /// A case or match condition that is not a literal.
+    Arm,
+    /// `in_array` / `array_search`'s haystack: the held needle against its elements.
+    Elements,
+    /// `array_key_exists`'s array: the held key against its keys.
+    Keys,
+    /// The key of a lookup in a class constant (`self::MAP[$key]`),
+    /// against the constant's keys, repeated after it.
+    Key,
+}
+
+impl CmpCall {
+    fn name(self) -> &'static [u8] {
+        match self {
+            CmpCall::Left => b"left",
+            CmpCall::Right => b"right",
+            CmpCall::Literal => b"literal",
+            CmpCall::Against => b"against",
+            CmpCall::Arm => b"arm",
+            CmpCall::Elements => b"elements",
+            CmpCall::Keys => b"keys",
+            CmpCall::Key => b"key",
+        }
+    }
+}
+
+/// What one comparison-logging insertion adds (the `cmplog` rendering only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CmpPiece {
+    /// `\PhpFuzz\CmpLog::NAME(SITE, ` before an operand.
+    Open(CmpCall),
+    /// `)` after it.
+    Close,
+    /// `, KIND)` after a `Right` operand.
+    CloseKind(u8),
+    /// `, LITERAL, KIND)` after a `Literal` operand: the literal's source
+    /// bytes `start..end`, which hold no line break.
+    CloseLiteral { start: usize, end: usize, kind: u8 },
+    /// `, [LITERAL, …])` after an `Against` subject: `first..first + count`
+    /// of the file's literal list.
+    CloseList { first: u32, count: u32 },
+}
+
+impl CmpPiece {
+    pub(crate) fn starts_with_name(self) -> bool {
+        matches!(self, CmpPiece::Open(_))
+    }
+
+    /// Appends the text; `lists` holds the source ranges of `CloseList` literals.
+    pub(crate) fn write(
+        self,
+        out: &mut Vec<u8>,
+        site: u32,
+        source: &[u8],
+        lists: &[(usize, usize)],
+    ) {
+        match self {
+            CmpPiece::Open(call) => {
+                out.extend_from_slice(b"\\PhpFuzz\\CmpLog::");
+                out.extend_from_slice(call.name());
+                out.push(b'(');
+                decimal(out, site);
+                out.extend_from_slice(b", ");
+            }
+            CmpPiece::Close => out.push(b')'),
+            CmpPiece::CloseKind(kind) => {
+                out.extend_from_slice(b", ");
+                decimal(out, u32::from(kind));
+                out.push(b')');
+            }
+            CmpPiece::CloseLiteral { start, end, kind } => {
+                out.extend_from_slice(b", ");
+                out.extend_from_slice(&source[start..end]);
+                out.extend_from_slice(b", ");
+                decimal(out, u32::from(kind));
+                out.push(b')');
+            }
+            CmpPiece::CloseList { first, count } => {
+                out.extend_from_slice(b", [");
+                let list = &lists[first as usize..(first + count) as usize];
+                for (i, &(start, end)) in list.iter().enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    out.extend_from_slice(&source[start..end]);
+                }
+                out.extend_from_slice(b"])");
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +385,42 @@ mod tests {
         assert_eq!(
             text(Piece::CloseCondition, StubStyle::EdgeMap, 9),
             r") ? \PhpFuzz\countEdge(9, true) : \PhpFuzz\countEdge(9, false))"
+        );
+    }
+
+    #[test]
+    fn comparison_pieces_call_the_cmplog_runtime() {
+        let source = br"$a === 'x\'y' || in_array($b, [1, 'z'])";
+        let lists = [(31, 32), (34, 37)];
+        let text = |piece: CmpPiece| {
+            let mut out = Vec::new();
+            piece.write(&mut out, 12, source, &lists);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            text(CmpPiece::Open(CmpCall::Literal)),
+            r"\PhpFuzz\CmpLog::literal(12, "
+        );
+        assert_eq!(
+            text(CmpPiece::CloseLiteral {
+                start: 7,
+                end: 13,
+                kind: cmp_kind::EQUAL
+            }),
+            r", 'x\'y', 0)"
+        );
+        assert_eq!(
+            text(CmpPiece::CloseKind(cmp_kind::ORDER | cmp_kind::CASE)),
+            ", 9)"
+        );
+        assert_eq!(
+            text(CmpPiece::CloseList { first: 0, count: 2 }),
+            ", [1, 'z'])"
+        );
+        assert_eq!(text(CmpPiece::CloseList { first: 0, count: 0 }), ", [])");
+        assert_eq!(
+            text(CmpPiece::Open(CmpCall::Against)),
+            r"\PhpFuzz\CmpLog::against(12, "
         );
     }
 

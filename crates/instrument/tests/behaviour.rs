@@ -1,8 +1,10 @@
 //! Behaviour identity: every program under fixtures/instrument/behaviour
-//! runs once as written and once instrumented in each stub style. Stdout,
-//! stderr and exit code must be byte-for-byte the same (after replacing the
+//! runs once as written and once instrumented in each stub style, and in
+//! the `cmplog` rendering (comparisons logged). Stdout, stderr and exit
+//! code must be byte-for-byte the same (after replacing the
 //! directory of the instrumented copy, which keeps the file's name, with the
-//! fixture directory).
+//! fixture directory). The cmplog run must record exactly the trace of the
+//! trace-style run.
 //!
 //! The instrumented copies must also have the original's AST (as
 //! nikic/PHP-Parser reads it, stubs stripped). The runs prove the
@@ -49,6 +51,7 @@ struct Run {
     output: Output,
     trace: Vec<u8>,
     edges: BTreeMap<u64, u64>,
+    cmplog: Vec<u8>,
 }
 
 /// Runs `script` (from its own directory) as the tests run every program:
@@ -80,6 +83,7 @@ fn run(php: &Path, script: &Path, shown_dir: &Path, record: &Path) -> Run {
         .arg(script.file_name().expect("file name"))
         .current_dir(dir)
         .env("PHP_FUZZ_RUNTIME", common::fuzzing_context())
+        .env("PHP_FUZZ_CMPLOG", common::cmplog_runtime())
         .env("PHP_FUZZ_RECORD", record)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -135,10 +139,12 @@ fn run(php: &Path, script: &Path, shown_dir: &Path, record: &Path) -> Run {
             (edge.parse().expect("edge"), count.parse().expect("count"))
         })
         .collect();
+    let cmplog = std::fs::read(with_suffix(".cmplog")).expect("cmplog record");
     Run {
         output,
         trace,
         edges,
+        cmplog,
     }
 }
 
@@ -168,9 +174,15 @@ fn first_difference(name: &str, expected: &str, actual: &str) -> String {
     )
 }
 
-/// Checks one fixture; returns the kinds of the blocks its trace hit and
-/// the instrumented copies, for the AST check.
-fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> (BTreeSet<BlockKind>, Vec<PathBuf>) {
+/// What one fixture showed: the kinds of the blocks its trace hit, the
+/// instrumented copies (for the AST check), and the comparison log.
+struct Checked {
+    hit: BTreeSet<BlockKind>,
+    copies: Vec<PathBuf>,
+    cmplog: Vec<u8>,
+}
+
+fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> Checked {
     let name = fixture.file_name().expect("file name");
     let source = std::fs::read(fixture).expect("read fixture");
     let plan = Plan::new(&source).unwrap_or_else(|reason| {
@@ -202,8 +214,13 @@ fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> (BTreeSet<BlockKind
     for (style, label) in [
         (StubStyle::Trace, "trace"),
         (StubStyle::EdgeMap, "edge-map"),
+        (StubStyle::Trace, "cmplog"),
     ] {
-        let instrumented = plan.render(first, style);
+        let instrumented = if label == "cmplog" {
+            plan.render_cmplog(first, 1, style)
+        } else {
+            plan.render(first, style)
+        };
         let dir = work.join(label);
         std::fs::create_dir_all(&dir).expect("create dir");
         let copy = dir.join(name);
@@ -229,7 +246,17 @@ fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> (BTreeSet<BlockKind
         traces.push(result);
         copies.push(copy);
     }
-    let (trace_run, edge_run) = (&traces[0], &traces[1]);
+    let (trace_run, edge_run, cmplog_run) = (&traces[0], &traces[1], &traces[2]);
+    assert!(
+        original.cmplog.is_empty() && trace_run.cmplog.is_empty() && edge_run.cmplog.is_empty(),
+        "{}: only the cmplog rendering may log comparisons",
+        fixture.display()
+    );
+    assert!(
+        cmplog_run.trace == trace_run.trace,
+        "{}: the cmplog rendering ran other blocks than the trace style",
+        fixture.display()
+    );
     assert!(
         !trace_run.trace.is_empty(),
         "{}: the instrumented program recorded nothing",
@@ -266,7 +293,11 @@ fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> (BTreeSet<BlockKind
         "{}: the edge-map style counted other edges than the trace style implies",
         fixture.display()
     );
-    (hit, copies)
+    Checked {
+        hit,
+        copies,
+        cmplog: cmplog_run.cmplog.clone(),
+    }
 }
 
 #[test]
@@ -295,9 +326,17 @@ fn instrumented_programs_behave_exactly_like_the_originals() {
                             let Some(fixture) = fixtures.get(i) else {
                                 break;
                             };
-                            let (kinds, copies) = check_fixture(php, fixture, &work);
-                            hit.extend(kinds);
-                            pairs.extend(copies.into_iter().map(|copy| (fixture.clone(), copy)));
+                            let checked = check_fixture(php, fixture, &work);
+                            hit.extend(checked.hit);
+                            pairs.extend(
+                                checked
+                                    .copies
+                                    .into_iter()
+                                    .map(|copy| (fixture.clone(), copy)),
+                            );
+                            if fixture.file_name().is_some_and(|n| n == "comparisons.php") {
+                                check_comparison_log(&checked.cmplog);
+                            }
                         }
                         (hit, pairs)
                     })
@@ -328,8 +367,68 @@ fn instrumented_programs_behave_exactly_like_the_originals() {
         .collect();
     assert!(never.is_empty(), "no fixture ran a block of kind {never:?}");
     eprintln!(
-        "behaviour: {} fixtures identical in both stub styles",
+        "behaviour: {} fixtures identical in both stub styles and in the cmplog rendering",
         fixtures.len()
+    );
+}
+
+/// One logged comparison, as `php-runtime/CmpLog.php` writes it.
+#[derive(Debug, PartialEq)]
+enum Logged {
+    Int(i64),
+    Float(f64),
+    Bytes(Vec<u8>),
+}
+
+fn decode_comparison_log(mut log: &[u8]) -> Vec<(u32, u8, Logged, Logged)> {
+    fn take<'a>(log: &mut &'a [u8], n: usize) -> &'a [u8] {
+        let (head, rest) = log.split_at(n);
+        *log = rest;
+        head
+    }
+    fn operand(log: &mut &[u8]) -> Logged {
+        match take(log, 1)[0] {
+            1 => Logged::Int(i64::from_le_bytes(take(log, 8).try_into().unwrap())),
+            2 => Logged::Float(f64::from_le_bytes(take(log, 8).try_into().unwrap())),
+            3 => {
+                take(log, 4);
+                let n = take(log, 1)[0] as usize;
+                Logged::Bytes(take(log, n).to_vec())
+            }
+            other => panic!("unknown operand type {other}"),
+        }
+    }
+    let mut records = Vec::new();
+    while !log.is_empty() {
+        let site = u32::from_le_bytes(take(&mut log, 4).try_into().unwrap());
+        let kind = take(&mut log, 1)[0];
+        let a = operand(&mut log);
+        let b = operand(&mut log);
+        records.push((site, kind, a, b));
+    }
+    records
+}
+
+/// The comparisons fixture logs what its comparisons saw, and only that.
+fn check_comparison_log(log: &[u8]) {
+    let records = decode_comparison_log(log);
+    let has = |a: Logged, b: Logged| records.iter().any(|r| r.2 == a && r.3 == b);
+    let bytes = |s: &str| Logged::Bytes(s.as_bytes().to_vec());
+    for (a, b) in [
+        (bytes("IHDR"), bytes("PLTE")),
+        (bytes("tEXt"), bytes("IEND")),
+        (Logged::Int(7), Logged::Int(42)),
+        (bytes("needle"), bytes("hay")),
+        (bytes("Key"), bytes("key")),
+        (bytes("GIF"), bytes("GIF")),
+        (Logged::Float(1.5), Logged::Float(2.5)),
+        (bytes("nope"), bytes("show")),
+    ] {
+        assert!(has(a, b), "comparison log lacks a record: {records:#?}");
+    }
+    assert!(
+        !records.iter().any(|r| r.2 == bytes("to-string called")),
+        "an object was converted to a string"
     );
 }
 

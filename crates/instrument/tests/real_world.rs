@@ -1,5 +1,6 @@
 //! Instruments every `.php` file under /usr/share/php (Debian's PHP
-//! libraries, installed by `scripts/setup --test-libs`) in both stub styles.
+//! libraries, installed by `scripts/setup --test-libs`) in both stub styles,
+//! and in the `cmplog` rendering (comparisons logged).
 //! Each instrumented file must have the original's line count, must pass
 //! `php -l` exactly when the original does, and (stubs stripped) must have
 //! the original's AST as nikic/PHP-Parser reads it.
@@ -57,7 +58,10 @@ struct Checked {
     original: bool,
     trace: bool,
     edge_map: bool,
+    cmplog: bool,
 }
+
+const RENDERINGS: [&str; 3] = ["trace", "edge-map", "cmplog"];
 
 #[test]
 fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
@@ -75,6 +79,8 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
     let mut jobs = Vec::new();
     let mut skipped = Vec::new();
     let mut blocks = 0usize;
+    let mut sites = 0usize;
+    let mut literals = 0usize;
     let mut bytes = 0usize;
     for file in &files {
         let source = std::fs::read(file).expect("read library file");
@@ -92,15 +98,22 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
             .first()
             .map(|b| b.id)
             .unwrap_or(php_fuzz_instrument::BlockId(1));
-        let edge_map = Plan::new(&source)
-            .expect("parsed before")
-            .render(first, StubStyle::EdgeMap);
+        let plan = Plan::new(&source).expect("parsed before");
+        let edge_map = plan.render(first, StubStyle::EdgeMap);
+        let cmplog = plan.render_cmplog(first, 1, StubStyle::Trace);
         assert_eq!(edge_map.blocks, trace.blocks);
-        for output in [&trace.source, &edge_map.source] {
+        assert_eq!(cmplog.blocks, trace.blocks);
+        for output in [&trace.source, &edge_map.source, &cmplog.source] {
             assert_only_inserted(&source, output);
         }
         blocks += trace.blocks.len();
-        for (style, output) in [("trace", &trace.source), ("edge-map", &edge_map.source)] {
+        sites += cmplog.comparison_sites as usize;
+        literals += cmplog.comparison_literals.len();
+        for (style, output) in
+            RENDERINGS
+                .into_iter()
+                .zip([&trace.source, &edge_map.source, &cmplog.source])
+        {
             let path = out.path().join(style).join(&relative);
             std::fs::create_dir_all(path.parent().expect("has parent")).expect("create dirs");
             std::fs::write(&path, output).expect("write instrumented file");
@@ -110,8 +123,7 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
     let ast_pairs: Vec<(PathBuf, PathBuf)> = jobs
         .iter()
         .flat_map(|(original, relative)| {
-            ["trace", "edge-map"]
-                .map(|style| (original.clone(), out.path().join(style).join(relative)))
+            RENDERINGS.map(|style| (original.clone(), out.path().join(style).join(relative)))
         })
         .collect();
 
@@ -132,6 +144,7 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
                             original: lints(&php, original),
                             trace: lints(&php, &out.path().join("trace").join(relative)),
                             edge_map: lints(&php, &out.path().join("edge-map").join(relative)),
+                            cmplog: lints(&php, &out.path().join("cmplog").join(relative)),
                         });
                     }
                     done
@@ -146,14 +159,15 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
 
     let broken: Vec<String> = checked
         .iter()
-        .filter(|c| c.trace != c.original || c.edge_map != c.original)
+        .filter(|c| c.trace != c.original || c.edge_map != c.original || c.cmplog != c.original)
         .map(|c| {
             format!(
-                "{}: php -l original {}, trace {}, edge-map {}",
+                "{}: php -l original {}, trace {}, edge-map {}, cmplog {}",
                 c.relative.display(),
                 verdict(c.original),
                 verdict(c.trace),
-                verdict(c.edge_map)
+                verdict(c.edge_map),
+                verdict(c.cmplog)
             )
         })
         .collect();
@@ -168,7 +182,8 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
     );
     let ast_failures: Vec<&String> = verdicts.iter().filter(|v| !v.starts_with("OK ")).collect();
     eprintln!(
-        "real-world: {} files ({:.2} MB), {} instrumented ({blocks} blocks), {} skipped, \
+        "real-world: {} files ({:.2} MB), {} instrumented ({blocks} blocks, {sites} comparison sites, \
+         {literals} dictionary entries), {} skipped, \
          {invalid_originals} originals fail php -l, {} of {} instrumented copies AST-identical",
         files.len(),
         bytes as f64 / 1e6,

@@ -22,6 +22,18 @@ pub enum DictionaryError {
     },
 }
 
+impl From<Vec<Vec<u8>>> for Dictionary {
+    /// The words in order, the empty ones and repeats dropped.
+    fn from(words: Vec<Vec<u8>>) -> Dictionary {
+        let mut seen = std::collections::HashSet::with_capacity(words.len());
+        let entries = words
+            .into_iter()
+            .filter(|w| !w.is_empty() && seen.insert(w.clone()))
+            .collect();
+        Dictionary { entries }
+    }
+}
+
 impl Dictionary {
     pub fn new() -> Dictionary {
         Dictionary::default()
@@ -80,6 +92,25 @@ impl Dictionary {
 
     pub fn entries(&self) -> &[Vec<u8>] {
         &self.entries
+    }
+
+    /// The dictionary in AFL/libFuzzer format, one `"value"` a line, bytes
+    /// outside printable ASCII (and `"`, `\\`) as `\xHH`: what
+    /// [`Dictionary::parse`] reads back.
+    pub fn to_text(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for entry in &self.entries {
+            out.push(b'"');
+            for &b in entry {
+                if b.is_ascii_graphic() && b != b'"' && b != b'\\' || b == b' ' {
+                    out.push(b);
+                } else {
+                    out.extend_from_slice(format!("\\x{b:02x}").as_bytes());
+                }
+            }
+            out.extend_from_slice(b"\"\n");
+        }
+        out
     }
 }
 
@@ -206,6 +237,31 @@ mod tests {
         assert!(error("b@d!=\"x\"").contains("invalid entry name"));
         assert!(error("\"\"").contains("empty value"));
         assert!(error("\"ends\\").contains("backslash"));
+    }
+
+    #[test]
+    fn to_text_reads_back_as_the_same_entries() {
+        let mut dict = Dictionary::new();
+        for entry in [&b"plain word"[..], b"q\"uote\\", b"\x00\xff\n\x89PNG"] {
+            dict.push(entry.to_vec());
+        }
+        let text = dict.to_text();
+        assert_eq!(
+            String::from_utf8(text.clone()).unwrap(),
+            "\"plain word\"\n\"q\\x22uote\\x5c\"\n\"\\x00\\xff\\x0a\\x89PNG\"\n"
+        );
+        assert_eq!(Dictionary::parse(&text, Path::new("t")).unwrap(), dict);
+    }
+
+    #[test]
+    fn from_a_word_list_drops_repeats_and_empty_words() {
+        let dict = Dictionary::from(vec![
+            b"b".to_vec(),
+            Vec::new(),
+            b"a".to_vec(),
+            b"b".to_vec(),
+        ]);
+        assert_eq!(dict.entries(), [b"b".to_vec(), b"a".to_vec()]);
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::fmt;
 
 use rand::{RngExt, SeedableRng};
 
+use crate::cmp::{Record, Value};
+use crate::torc::Torc;
 use crate::{Dictionary, FuzzRng};
 
 /// libFuzzer's default MutationDepth.
@@ -28,10 +30,19 @@ pub enum MutatorKind {
     CopyPart,
     CrossOver,
     ManualDict,
+    /// A word from the dictionary taken from the target's source.
+    SourceDict,
+    /// A word that found new coverage before (the persistent auto-dictionary).
+    PersAutoDict,
+    /// An operand of a recent comparison, replacing the other operand or inserted.
+    Cmp,
+    /// Input-to-state replacement: made from a comparison log, not by `mutate()`.
+    InputToState,
 }
 
 impl MutatorKind {
-    pub const ALL: [MutatorKind; 11] = [
+    /// The mutators `mutate()` picks from (all but `InputToState`).
+    pub const ALL: [MutatorKind; 14] = [
         MutatorKind::EraseBytes,
         MutatorKind::InsertByte,
         MutatorKind::InsertRepeatedBytes,
@@ -43,6 +54,9 @@ impl MutatorKind {
         MutatorKind::CopyPart,
         MutatorKind::CrossOver,
         MutatorKind::ManualDict,
+        MutatorKind::SourceDict,
+        MutatorKind::PersAutoDict,
+        MutatorKind::Cmp,
     ];
 
     /// The name libFuzzer prints in `MS:`.
@@ -59,6 +73,10 @@ impl MutatorKind {
             MutatorKind::CopyPart => "CopyPart",
             MutatorKind::CrossOver => "CrossOver",
             MutatorKind::ManualDict => "ManualDict",
+            MutatorKind::SourceDict => "SourceDict",
+            MutatorKind::PersAutoDict => "PersAutoDict",
+            MutatorKind::Cmp => "CMP",
+            MutatorKind::InputToState => "I2S",
         }
     }
 }
@@ -71,6 +89,13 @@ pub struct Sequence {
 }
 
 impl Sequence {
+    /// A sequence of one mutation (what an input-to-state candidate shows).
+    pub fn single(kind: MutatorKind) -> Sequence {
+        let mut sequence = Sequence::new();
+        sequence.push(kind);
+        sequence
+    }
+
     fn new() -> Sequence {
         Sequence {
             kinds: [MutatorKind::InsertByte; MAX_SEQUENCE],
@@ -111,20 +136,66 @@ impl fmt::Display for Sequence {
 pub struct Mutator {
     rng: FuzzRng,
     dictionary: Dictionary,
+    source_dictionary: Dictionary,
+    auto_dictionary: Dictionary,
+    torc: Torc,
     depth: usize,
     sequence: Sequence,
+    /// Words the last `mutate()` took from the source dictionary or the
+    /// TORC: they join the auto-dictionary if the mutant finds coverage.
+    tokens: Vec<Vec<u8>>,
     scratch: Vec<u8>,
 }
+
+/// Words of one mutation sequence remembered for the auto-dictionary, at most.
+const MAX_TOKENS_PER_SEQUENCE: usize = 4;
 
 impl Mutator {
     pub fn new(seed: u64, dictionary: Dictionary) -> Mutator {
         Mutator {
             rng: FuzzRng::seed_from_u64(seed),
             dictionary,
+            source_dictionary: Dictionary::new(),
+            auto_dictionary: Dictionary::new(),
+            torc: Torc::new(),
             depth: DEFAULT_DEPTH,
             sequence: Sequence::new(),
+            tokens: Vec::new(),
             scratch: Vec::new(),
         }
+    }
+
+    /// The dictionary taken from the target's source (`SourceDict`).
+    pub fn set_source_dictionary(&mut self, dictionary: Dictionary) {
+        self.source_dictionary = dictionary;
+    }
+
+    pub fn source_dictionary(&self) -> &Dictionary {
+        &self.source_dictionary
+    }
+
+    /// The persistent auto-dictionary (`PersAutoDict`).
+    pub fn set_auto_dictionary(&mut self, dictionary: Dictionary) {
+        self.auto_dictionary = dictionary;
+    }
+
+    pub fn auto_dictionary(&self) -> &Dictionary {
+        &self.auto_dictionary
+    }
+
+    /// Takes a comparison into the table of recent compares (`CMP`).
+    pub fn observe_comparison(&mut self, record: &Record<'_>) {
+        self.torc.insert(record);
+    }
+
+    pub fn torc(&self) -> &Torc {
+        &self.torc
+    }
+
+    /// The words the last `mutate()` took from the source dictionary or
+    /// the table of recent compares.
+    pub fn last_tokens(&self) -> &[Vec<u8>] {
+        &self.tokens
     }
 
     /// How many mutations `mutate()` stacks at most (at least 1).
@@ -151,6 +222,7 @@ impl Mutator {
     /// only when nothing can apply (e.g. `max_len` is 0).
     pub fn mutate(&mut self, data: &mut Vec<u8>, max_len: usize, partner: Option<&[u8]>) -> usize {
         self.sequence = Sequence::new();
+        self.tokens.clear();
         data.truncate(max_len);
         let steps = self.rng.random_range(1..=self.depth);
         for _ in 0..steps {
@@ -188,7 +260,30 @@ impl Mutator {
                 Some(other) => self.cross_over(data, max_len, other),
                 None => false,
             },
-            MutatorKind::ManualDict => self.dictionary_word(data, max_len),
+            MutatorKind::ManualDict => {
+                let Some(word) = pick(&mut self.rng, &self.dictionary) else {
+                    return false;
+                };
+                insert_word(&mut self.rng, data, max_len, word)
+            }
+            MutatorKind::SourceDict => {
+                let Some(word) = pick(&mut self.rng, &self.source_dictionary) else {
+                    return false;
+                };
+                let applied = insert_word(&mut self.rng, data, max_len, word);
+                if applied && self.tokens.len() < MAX_TOKENS_PER_SEQUENCE {
+                    self.tokens.push(word.clone());
+                }
+                applied
+            }
+            MutatorKind::PersAutoDict => {
+                let Some(word) = pick(&mut self.rng, &self.auto_dictionary) else {
+                    return false;
+                };
+                insert_word(&mut self.rng, data, max_len, word)
+            }
+            MutatorKind::Cmp => self.torc_word(data, max_len),
+            MutatorKind::InputToState => false,
         }
     }
 
@@ -443,29 +538,107 @@ impl Mutator {
         true
     }
 
-    fn dictionary_word(&mut self, data: &mut Vec<u8>, max_len: usize) -> bool {
-        if self.dictionary.is_empty() {
+    /// libFuzzer's `CMP`: takes a recent comparison's operands; where one
+    /// occurs in the input, replaces it by the other, else inserts or
+    /// overwrites the other somewhere. Integers go in as decimal text or
+    /// as little- or big-endian bytes, at random.
+    fn torc_word(&mut self, data: &mut Vec<u8>, max_len: usize) -> bool {
+        if self.torc.is_empty() {
             return false;
         }
-        let index = self.below(self.dictionary.len());
-        let word = &self.dictionary.entries()[index];
-        let insert = self.rng.random::<bool>();
-        if insert && data.len() + word.len() <= max_len {
-            let at = self.rng.random_range(0..=data.len());
-            data.splice(at..at, word.iter().copied());
-            true
-        } else if word.len() <= data.len() {
-            let at = self.rng.random_range(0..=data.len() - word.len());
-            data[at..at + word.len()].copy_from_slice(word);
-            true
-        } else if data.len() + word.len() <= max_len {
-            let at = self.rng.random_range(0..=data.len());
-            data.splice(at..at, word.iter().copied());
-            true
-        } else {
-            false
+        let n = self.below(self.torc.len());
+        let swap = self.rng.random::<bool>();
+        let encoding = self.below(3);
+        let (a, b) = self.torc.get(n);
+        let (from, to) = if swap { (b, a) } else { (a, b) };
+        let Some((from, to)) = encode_pair(from, to, encoding) else {
+            return false;
+        };
+        let start = self.below(data.len() + 1);
+        let found = memchr::memmem::find(&data[start..], &from)
+            .map(|i| start + i)
+            .or_else(|| memchr::memmem::find(&data[..start.min(data.len())], &from));
+        let applied = match found {
+            Some(at) if !from.is_empty() && data.len() - from.len() + to.len() <= max_len => {
+                data.splice(at..at + from.len(), to.iter().copied());
+                true
+            }
+            _ => insert_word(&mut self.rng, data, max_len, &to),
+        };
+        if applied && to.len() >= 2 && self.tokens.len() < MAX_TOKENS_PER_SEQUENCE {
+            self.tokens.push(to);
         }
+        applied
     }
+}
+
+/// A random word of `dictionary`, if it has any.
+fn pick<'d>(rng: &mut FuzzRng, dictionary: &'d Dictionary) -> Option<&'d Vec<u8>> {
+    if dictionary.is_empty() {
+        return None;
+    }
+    let index = rng.random_range(0..dictionary.len());
+    Some(&dictionary.entries()[index])
+}
+
+/// Inserts `word` at a random place, or overwrites the input with it there.
+fn insert_word(rng: &mut FuzzRng, data: &mut Vec<u8>, max_len: usize, word: &[u8]) -> bool {
+    let insert = rng.random::<bool>();
+    if insert && data.len() + word.len() <= max_len {
+        let at = rng.random_range(0..=data.len());
+        data.splice(at..at, word.iter().copied());
+        true
+    } else if word.len() <= data.len() {
+        let at = rng.random_range(0..=data.len() - word.len());
+        data[at..at + word.len()].copy_from_slice(word);
+        true
+    } else if data.len() + word.len() <= max_len {
+        let at = rng.random_range(0..=data.len());
+        data.splice(at..at, word.iter().copied());
+        true
+    } else {
+        false
+    }
+}
+
+/// Two comparison operands as bytes: strings as they are, integers as
+/// decimal text (`encoding` 0), little-endian (1) or big-endian (2) bytes
+/// of the narrowest width that holds both, floats as text.
+fn encode_pair(a: &Value, b: &Value, encoding: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    let text = |v: &Value| -> Option<Vec<u8>> {
+        match v {
+            Value::Bytes(bytes) => Some(bytes.clone()),
+            Value::Int(i) => Some(i.to_string().into_bytes()),
+            Value::Float(f) if f.is_finite() => Some(format!("{f}").into_bytes()),
+            Value::Float(_) => None,
+        }
+    };
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) if encoding > 0 => {
+            let width = (1..=8usize)
+                .find(|&w| fits(*x, w) && fits(*y, w))
+                .unwrap_or(8);
+            let (mut x, mut y) = (
+                x.to_le_bytes()[..width].to_vec(),
+                y.to_le_bytes()[..width].to_vec(),
+            );
+            if encoding == 2 {
+                x.reverse();
+                y.reverse();
+            }
+            Some((x, y))
+        }
+        _ => Some((text(a)?, text(b)?)),
+    }
+}
+
+/// Whether `v` is a `width`-byte unsigned or two's complement value.
+fn fits(v: i64, width: usize) -> bool {
+    if width >= 8 {
+        return true;
+    }
+    let bits = 8 * width as u32;
+    (v >= 0 && (v as u64) < (1u64 << bits)) || (v < 0 && v >= -(1i64 << (bits - 1)))
 }
 
 #[cfg(test)]
@@ -478,10 +651,23 @@ mod tests {
     }
 
     fn with_dict(words: &str) -> Mutator {
-        Mutator::new(
+        let mut m = Mutator::new(
             7,
             Dictionary::parse(words.as_bytes(), Path::new("t")).unwrap(),
-        )
+        );
+        // Every mutator can apply: the comparison ones get words too.
+        m.set_source_dictionary(Dictionary::parse(b"\"src\"", Path::new("s")).unwrap());
+        m.set_auto_dictionary(Dictionary::parse(b"\"auto-word\"", Path::new("a")).unwrap());
+        let log = crate::cmp::tests::encode(&[(
+            1,
+            crate::cmp::kind::EQUAL,
+            Value::Int(7),
+            Value::Int(300),
+        )]);
+        for record in crate::cmp::records(&log) {
+            m.observe_comparison(&record);
+        }
+        m
     }
 
     /// Applies `kind` many times from `start`; returns the distinct results.
@@ -709,6 +895,65 @@ mod tests {
                 .any(|o| o.len() == 4 && o.windows(3).any(|w| w == b"KEY")),
             "overwrite"
         );
+    }
+
+    #[test]
+    fn source_and_auto_dictionaries_feed_their_own_mutators() {
+        let mut m = mutator(12);
+        assert!(!m.apply(MutatorKind::SourceDict, &mut b"ab".to_vec(), 10, None));
+        assert!(!m.apply(MutatorKind::PersAutoDict, &mut b"ab".to_vec(), 10, None));
+        m.set_source_dictionary(Dictionary::parse(b"\"SRC\"", Path::new("s")).unwrap());
+        m.set_auto_dictionary(Dictionary::parse(b"\"AUTO\"", Path::new("a")).unwrap());
+        let source = outcomes(&mut m, MutatorKind::SourceDict, b"....", 10, None);
+        assert!(source.iter().all(|o| o.windows(3).any(|w| w == b"SRC")));
+        let auto = outcomes(&mut m, MutatorKind::PersAutoDict, b"....", 10, None);
+        assert!(auto.iter().all(|o| o.windows(4).any(|w| w == b"AUTO")));
+        // A source word that helped is remembered, an auto-dictionary word is not.
+        let mut data = b"....".to_vec();
+        m.sequence = Sequence::new();
+        m.tokens.clear();
+        assert!(m.apply(MutatorKind::SourceDict, &mut data, 10, None));
+        assert!(m.apply(MutatorKind::PersAutoDict, &mut data, 10, None));
+        assert_eq!(m.last_tokens(), [b"SRC".to_vec()]);
+    }
+
+    #[test]
+    fn cmp_replaces_an_operand_with_the_other_or_inserts_it() {
+        use crate::cmp::{
+            kind, records,
+            tests::{bytes, encode},
+        };
+        let mut m = mutator(13);
+        assert!(
+            !m.apply(MutatorKind::Cmp, &mut b"ab".to_vec(), 10, None),
+            "empty TORC"
+        );
+        let log = encode(&[
+            (1, kind::EQUAL, bytes("abcd"), bytes("IHDR")),
+            (2, kind::EQUAL, Value::Int(0x0102), Value::Int(0x0a0b)),
+        ]);
+        for record in records(&log) {
+            m.observe_comparison(&record);
+        }
+        let results = outcomes(&mut m, MutatorKind::Cmp, b"xxabcdyy\x02\x01", 16, None);
+        assert!(
+            results.contains(&b"xxIHDRyy\x02\x01".to_vec()),
+            "raw replacement"
+        );
+        assert!(
+            results.contains(&b"xxabcdyy\x0b\x0a".to_vec()),
+            "little-endian replacement"
+        );
+        assert!(
+            results
+                .iter()
+                .any(|o| o.len() > 10 && o.windows(4).any(|w| w == b"2571")),
+            "decimal text inserted"
+        );
+        let mut data = b"xxabcdyy".to_vec();
+        m.tokens.clear();
+        while !m.apply(MutatorKind::Cmp, &mut data, 16, None) {}
+        assert_eq!(m.last_tokens().len(), 1);
     }
 
     #[test]

@@ -3,11 +3,18 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{StorageError, content_hash, io_error, is_not_found, write_atomically};
+use crate::{
+    StorageError, content_hash, io_error, is_not_found, replace_atomically, write_atomically,
+};
 
 /// Names (relative to the corpus root) of the files php-fuzz itself wrote,
 /// one per line. Only these are ever deleted; everything else is a seed.
 pub const OWNERSHIP_JOURNAL: &str = ".php-fuzz-owned";
+
+/// The directory (relative to the corpus root) where php-fuzz keeps a
+/// campaign's own state, such as the persistent auto-dictionary. Hidden,
+/// so never read as an entry.
+pub const STATE_DIR: &str = ".php-fuzz";
 
 #[derive(Debug, Clone)]
 pub struct CorpusFile {
@@ -123,6 +130,26 @@ impl CorpusDir {
         Ok(files)
     }
 
+    /// The state file `name` of the campaign (under [`STATE_DIR`]), if any.
+    pub fn read_state(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let path = self.root.join(STATE_DIR).join(name);
+        match fs::read(&path) {
+            Ok(data) => Ok(Some(data)),
+            Err(err) if is_not_found(&err) => Ok(None),
+            Err(err) => Err(io_error(&path, "cannot read")(err)),
+        }
+    }
+
+    /// Replaces the state file `name` atomically: a reader, or a campaign
+    /// resumed after a crash, sees the old file or the new one.
+    pub fn write_state(&self, name: &str, data: &[u8]) -> Result<PathBuf, StorageError> {
+        let dir = self.root.join(STATE_DIR);
+        fs::create_dir_all(&dir).map_err(io_error(&dir, "cannot create"))?;
+        let path = dir.join(name);
+        replace_atomically(&path, data)?;
+        Ok(path)
+    }
+
     /// Saves `data` as `<sha1>` in the corpus root. Returns its path.
     pub fn save(&mut self, data: &[u8]) -> Result<PathBuf, StorageError> {
         let name = content_hash(data);
@@ -184,6 +211,11 @@ mod tests {
         fs::write(dir.path().join("seed1"), b"a").unwrap();
         fs::write(dir.path().join("sub/seed2"), b"b").unwrap();
         fs::write(dir.path().join(".hidden"), b"c").unwrap();
+        let state = CorpusDir::open(dir.path())
+            .unwrap()
+            .write_state("autodict", b"\"w\"\n")
+            .unwrap();
+        assert!(state.starts_with(dir.path().join(STATE_DIR)));
         let mut corpus = CorpusDir::open(dir.path()).unwrap();
         let files = corpus.load_all().unwrap();
         let names: Vec<_> = files
@@ -195,6 +227,11 @@ mod tests {
             vec![PathBuf::from("seed1"), PathBuf::from("sub/seed2")]
         );
         assert!(files.iter().all(|f| !f.owned));
+        assert_eq!(
+            corpus.read_state("autodict").unwrap(),
+            Some(b"\"w\"\n".to_vec())
+        );
+        assert_eq!(corpus.read_state("missing").unwrap(), None);
         assert!(!corpus.remove_owned(&dir.path().join("seed1")).unwrap());
         assert!(dir.path().join("seed1").exists());
     }

@@ -10,7 +10,7 @@ mod corpus_dir;
 use std::path::PathBuf;
 
 pub use artifacts::{ArtifactDir, CrashRecord, SavedArtifact};
-pub use corpus_dir::{CorpusDir, CorpusFile, OWNERSHIP_JOURNAL};
+pub use corpus_dir::{CorpusDir, CorpusFile, OWNERSHIP_JOURNAL, STATE_DIR};
 
 /// Hex SHA-1 of `data`: the name of corpus entries and artifacts.
 pub fn content_hash(data: &[u8]) -> String {

@@ -69,6 +69,11 @@ pub(super) fn absorb(
             });
             scratch.joined.push((id, index));
             if let Some(mutant) = mutant {
+                if let Some(auto) = state.auto_dictionary.as_mut() {
+                    for token in scratch.tokens_of(mutant) {
+                        auto.learn(token);
+                    }
+                }
                 shared.print_status(state, Event::New, Some((input.len(), &mutant.sequence)));
             }
         } else if let Some(mutant) = mutant

@@ -5,10 +5,13 @@ use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
 
-use php_fuzz_coverage::{EdgeCounter, Feature, FingerprintCache, fingerprint};
+use php_fuzz_coverage::{
+    EdgeCounter, Feature, FingerprintCache, fingerprint, value_profile_feature,
+};
 use php_fuzz_grammar::GrammarMutation;
 use php_fuzz_harness::{Batch, Coverage, Crash};
-use php_fuzz_mutate::{Mutator, Sequence};
+use php_fuzz_mutate::cmp::{closeness, records};
+use php_fuzz_mutate::{Mutator, MutatorKind, Sequence};
 
 use super::FINGERPRINT_CACHE_BITS;
 use crate::corpus::EntryId;
@@ -25,6 +28,9 @@ pub(super) struct Mutant {
     pub sequence: Mutations,
     /// Shorter than its parent when it was made, so it may REDUCE it.
     pub shorter: bool,
+    /// Its words from the target's comparisons (`Scratch::tokens_of`):
+    /// they join the auto-dictionary if it finds coverage.
+    tokens: (u32, u32),
 }
 
 /// The mutations that made a mutant: a grammar mutation, byte mutations
@@ -104,6 +110,12 @@ pub(super) struct Scratch {
     input: Vec<u8>,
     blocks: u64,
     pub batch_size: usize,
+    /// Comparison words of the mutants, one after the other; `token_ends`
+    /// holds where each ends.
+    token_bytes: Vec<u8>,
+    token_ends: Vec<usize>,
+    /// Judge the closeness of compared operands too (`--use-value-profile`).
+    pub value_profile: bool,
 }
 
 impl Scratch {
@@ -126,6 +138,9 @@ impl Scratch {
             input: Vec::new(),
             blocks: 0,
             batch_size: 16,
+            token_bytes: Vec::new(),
+            token_ends: Vec::new(),
+            value_profile: false,
         }
     }
 
@@ -141,6 +156,63 @@ impl Scratch {
         self.crashed.clear();
         self.joined.clear();
         self.blocks = 0;
+        self.token_bytes.clear();
+        self.token_ends.clear();
+    }
+
+    /// Blocks the batch executed, as far as the harness reported them.
+    pub fn executed_blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    fn push_tokens<'t>(&mut self, tokens: impl IntoIterator<Item = &'t [u8]>) -> (u32, u32) {
+        let first = self.token_ends.len() as u32;
+        for token in tokens {
+            self.token_bytes.extend_from_slice(token);
+            self.token_ends.push(self.token_bytes.len());
+        }
+        (first, self.token_ends.len() as u32)
+    }
+
+    /// The comparison words `mutant` was made with.
+    pub fn tokens_of(&self, mutant: &Mutant) -> impl Iterator<Item = &[u8]> {
+        (mutant.tokens.0..mutant.tokens.1).map(|i| {
+            let i = i as usize;
+            let start = if i == 0 { 0 } else { self.token_ends[i - 1] };
+            &self.token_bytes[start..self.token_ends[i]]
+        })
+    }
+
+    fn push_origin(&mut self, mutant: Mutant) {
+        match &mut self.origin {
+            Origin::Mutants(mutants) => mutants.push(mutant),
+            origin => {
+                debug_assert_eq!(self.batch.len(), 1, "a batch has one origin");
+                *origin = Origin::Mutants(vec![mutant]);
+            }
+        }
+    }
+
+    /// Queues an input-to-state candidate made from `parent` (`parent_len`
+    /// bytes long); `token` is what the comparison gave it.
+    pub fn push_candidate(
+        &mut self,
+        parent: EntryId,
+        parent_len: usize,
+        data: &[u8],
+        token: &[u8],
+    ) {
+        self.batch.push(data);
+        let tokens = self.push_tokens([token]);
+        self.push_origin(Mutant {
+            parent,
+            sequence: Mutations {
+                grammar: None,
+                bytes: Some(Sequence::single(MutatorKind::InputToState)),
+            },
+            shorter: data.len() < parent_len,
+            tokens,
+        });
     }
 
     /// Queues a file of the corpus directory (`None`: the empty input).
@@ -172,7 +244,8 @@ impl Scratch {
             grammar: None,
             bytes: Some(*mutator.last_sequence()),
         };
-        self.push_built_mutant(parent, parent_data.len(), sequence);
+        let tokens = self.push_tokens(mutator.last_tokens().iter().map(Vec::as_slice));
+        self.queue_mutant(parent, parent_data.len(), sequence, tokens);
     }
 
     /// The buffer a mutant is built in before [`Scratch::push_built_mutant`].
@@ -182,22 +255,29 @@ impl Scratch {
 
     /// Queues the mutant built in [`Scratch::mutant_buffer`].
     pub fn push_built_mutant(&mut self, parent: EntryId, parent_len: usize, sequence: Mutations) {
+        let no_tokens = self.push_tokens(std::iter::empty());
+        self.queue_mutant(parent, parent_len, sequence, no_tokens);
+    }
+
+    fn queue_mutant(
+        &mut self,
+        parent: EntryId,
+        parent_len: usize,
+        sequence: Mutations,
+        tokens: (u32, u32),
+    ) {
         self.batch.push(&self.input);
         let mutant = Mutant {
             parent,
             sequence,
             shorter: self.input.len() < parent_len,
+            tokens,
         };
-        match &mut self.origin {
-            Origin::Mutants(mutants) => mutants.push(mutant),
-            origin => {
-                debug_assert_eq!(self.batch.len(), 1, "a batch has one origin");
-                *origin = Origin::Mutants(vec![mutant]);
-            }
-        }
+        self.push_origin(mutant);
     }
 
     /// Records one run's result (called from the executor's callback).
+    /// `cmp_log` is what the run's comparisons logged (value profile only).
     pub fn collect(
         &mut self,
         index: usize,
@@ -205,6 +285,7 @@ impl Scratch {
         coverage: Coverage<'_>,
         trace_hash: u64,
         repeat: bool,
+        cmp_log: &[u8],
     ) {
         debug_assert_eq!(index, self.feature_ends.len());
         self.crashed.push(crash.is_some());
@@ -212,27 +293,42 @@ impl Scratch {
         // A repeat has no coverage to look at: the harness sent it in full
         // before, so it was judged then. A known trace needs no second look
         // unless the input might REDUCE its parent.
-        let known = crash.is_none()
+        let mut known = crash.is_none()
             && (repeat
                 || (trace_hash != 0
                     && !self.origin.judge_known_trace(index)
                     && self.known_traces.contains(trace_hash)));
-        self.known.push(known);
         self.blocks += coverage.last.len() as u64 / 4;
+        self.run_features.clear();
         if let Some(crash) = crash {
-            self.run_features.clear();
             self.crashes.push((index, crash));
-        } else if !known {
-            self.counter.clear();
-            coverage.add_to(&mut self.counter);
-            if coverage.earlier.is_some() {
-                self.blocks += self.counter.total_hits();
-            }
-            self.counter.features_into(&mut self.run_features);
-            self.features.extend_from_slice(&self.run_features);
         } else {
-            self.run_features.clear();
+            if !known {
+                self.counter.clear();
+                coverage.add_to(&mut self.counter);
+                if coverage.earlier.is_some() {
+                    self.blocks += self.counter.total_hits();
+                }
+                self.counter.features_into(&mut self.run_features);
+            }
+            if self.value_profile && !cmp_log.is_empty() {
+                // A known path may still have compared closer than before.
+                let before = self.run_features.len();
+                for record in records(cmp_log) {
+                    for value in closeness(&record).into_iter().flatten() {
+                        self.run_features
+                            .push(value_profile_feature(record.site, value));
+                    }
+                }
+                if self.run_features.len() > before {
+                    self.run_features.sort_unstable();
+                    self.run_features.dedup();
+                    known = false;
+                }
+            }
+            self.features.extend_from_slice(&self.run_features);
         }
+        self.known.push(known);
         self.fingerprints.push(fingerprint(&self.run_features));
         self.feature_ends.push(self.features.len());
     }

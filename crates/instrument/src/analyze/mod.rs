@@ -31,7 +31,9 @@
 //! No byte anchors two blocks, so the block map never has two blocks at one
 //! position.
 
+mod comparisons;
 mod expressions;
+mod literals;
 mod regions;
 mod scope;
 mod statements;
@@ -41,6 +43,7 @@ use tree_sitter::{Node, Tree};
 use crate::BlockKind;
 use crate::grammar::{Grammar, NodeKind};
 use crate::stub::Piece;
+pub(crate) use comparisons::{CmpInsertion, Comparisons};
 use regions::CodeRegions;
 use scope::Scope;
 
@@ -74,6 +77,7 @@ pub(crate) struct Analysis {
     pub insertions: Vec<Insertion>,
     /// Function names as PHP gives them; `PlannedBlock::function` indexes it.
     pub names: Vec<String>,
+    pub comparisons: Comparisons,
 }
 
 /// Order of insertions at the same offset. Everything that closes a
@@ -105,6 +109,7 @@ struct Analyzer<'s> {
     by_reference: Vec<usize>,
     /// Brace-less bodies that must stay brace-less (see `dangling_else`).
     keep_brace_less: Vec<usize>,
+    comparisons: Comparisons,
 }
 
 /// Plans the instrumentation of `source`, parsed without errors into `tree`.
@@ -119,6 +124,7 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree) -> Analysis {
         regions: CodeRegions::default(),
         by_reference: Vec::new(),
         keep_brace_less: Vec::new(),
+        comparisons: Comparisons::default(),
     };
     analyzer.walk(tree);
     let Analyzer {
@@ -126,13 +132,17 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree) -> Analysis {
         insertions,
         scope,
         regions,
+        mut comparisons,
         ..
     } = analyzer;
-    regions.invalidate_outside_php(&mut blocks, &insertions);
+    let outside = regions.outside_php();
+    outside.invalidate_blocks(&mut blocks, &insertions);
+    outside.invalidate_sites(&mut comparisons);
     Analysis {
         blocks,
         insertions,
         names: scope.into_names(),
+        comparisons,
     }
 }
 
@@ -169,6 +179,7 @@ impl<'s> Analyzer<'s> {
         }
         self.scope.enter(node, kind, depth);
         let descend = self.plan_coverage(node, kind, depth);
+        self.plan_comparisons(node, kind, depth);
         let is_list = self.is_statement_list(node, kind);
         self.scope.push_parent(kind, is_list);
         descend

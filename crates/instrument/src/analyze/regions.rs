@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Insertion, PlannedBlock};
+use super::{Comparisons, Insertion, PlannedBlock};
 use crate::grammar::{Grammar, NodeKind};
 use crate::lexical::is_php_space;
 
@@ -96,14 +96,14 @@ impl CodeRegions {
         }
     }
 
-    /// Drops every block with an insertion in inline HTML or inside a tag,
-    /// or that encloses a misplaced `?>`.
-    pub fn invalidate_outside_php(mut self, blocks: &mut [PlannedBlock], insertions: &[Insertion]) {
+    /// Where nothing may be inserted, once the walk has seen every tag.
+    pub fn outside_php(mut self) -> OutsidePhp {
         if !self.saw_open_tag {
-            for block in blocks {
-                block.valid = false;
-            }
-            return;
+            return OutsidePhp {
+                everywhere: true,
+                forbidden: Vec::new(),
+                misplaced_close_tags: Vec::new(),
+            };
         }
         // A short open tag's code runs to the next `?>`, or to the end.
         self.close_tags.sort_unstable();
@@ -120,22 +120,73 @@ impl CodeRegions {
                 _ => merged.push((start, end)),
             }
         }
+        self.misplaced_close_tags.sort_unstable();
+        OutsidePhp {
+            everywhere: false,
+            forbidden: merged,
+            misplaced_close_tags: self.misplaced_close_tags,
+        }
+    }
+}
+
+/// The places no insertion may go: inline HTML, the inside of tags, code
+/// PHP may read as HTML; and the misplaced `?>` nothing may enclose.
+pub(super) struct OutsidePhp {
+    /// No open tag at all: the file is all HTML.
+    everywhere: bool,
+    /// Sorted, disjoint, inclusive byte ranges.
+    forbidden: Vec<(usize, usize)>,
+    misplaced_close_tags: Vec<usize>,
+}
+
+impl OutsidePhp {
+    fn forbids(&self, offset: usize) -> bool {
+        if self.everywhere {
+            return true;
+        }
+        let at = self.forbidden.partition_point(|r| r.1 < offset);
+        self.forbidden.get(at).is_some_and(|r| r.0 <= offset)
+    }
+
+    fn encloses_close_tag(&self, (start, end): (usize, usize)) -> bool {
+        let misplaced = &self.misplaced_close_tags;
+        let at = misplaced.partition_point(|&m| m < start);
+        misplaced.get(at).is_some_and(|&m| m < end)
+    }
+
+    /// Drops every block with an insertion in inline HTML or inside a tag,
+    /// or that encloses a misplaced `?>`.
+    pub fn invalidate_blocks(&self, blocks: &mut [PlannedBlock], insertions: &[Insertion]) {
+        if self.everywhere {
+            for block in blocks {
+                block.valid = false;
+            }
+            return;
+        }
         for insertion in insertions {
-            let at = merged.partition_point(|r| r.1 < insertion.offset);
-            if merged.get(at).is_some_and(|r| r.0 <= insertion.offset) {
+            if self.forbids(insertion.offset) {
                 blocks[insertion.block as usize].valid = false;
             }
         }
         if !self.misplaced_close_tags.is_empty() {
-            let misplaced = &mut self.misplaced_close_tags;
-            misplaced.sort_unstable();
             for block in blocks {
-                if let Some((start, end)) = block.span {
-                    let at = misplaced.partition_point(|&m| m < start);
-                    if misplaced.get(at).is_some_and(|&m| m < end) {
-                        block.valid = false;
-                    }
+                if block.span.is_some_and(|span| self.encloses_close_tag(span)) {
+                    block.valid = false;
                 }
+            }
+        }
+    }
+
+    /// The same for comparison sites: one bad insertion drops the whole site.
+    pub fn invalidate_sites(&self, comparisons: &mut Comparisons) {
+        for insertion in &comparisons.insertions {
+            if self.forbids(insertion.offset) {
+                comparisons.sites[insertion.site as usize] = false;
+            }
+        }
+        for &(site, start, end) in &comparisons.spans {
+            if self.encloses_close_tag((start, end)) {
+                comparisons.sites[site as usize] = false;
             }
         }
     }

@@ -171,6 +171,11 @@ pub fn fuzzing_context() -> PathBuf {
     repo_root().join("php-runtime/FuzzingContext.php")
 }
 
+/// Path of the runtime that defines `\PhpFuzz\CmpLog`.
+pub fn cmplog_runtime() -> PathBuf {
+    repo_root().join("php-runtime/CmpLog.php")
+}
+
 /// The AST oracle (fixtures/instrument/ast_equivalence.php), or `None`
 /// (after saying so loudly) when nikic/PHP-Parser is not installed.
 pub fn ast_oracle() -> Option<PathBuf> {

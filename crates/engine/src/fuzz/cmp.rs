@@ -1,0 +1,370 @@
+//! Comparison feedback of one worker (docs/architecture.md, "Comparison
+//! feedback"). A *tracer*, a second harness process that loads the
+//! `cmplog` rendering of the target, runs each new corpus entry once and
+//! one in `SAMPLE_EVERY` other inputs. Each run's comparison log feeds the
+//! worker's table of recent compares (the `CMP` mutation) and becomes
+//! input-to-state candidates (`I2S`), which the worker runs in its next
+//! batches; a candidate that finds coverage is a new entry, traced in turn,
+//! so comparisons that only run after a solved one are solved in a chain.
+//!
+//! Off the hot path: the main harness never runs the logging code. The
+//! worker traces after absorbing a batch, while its harness runs the next
+//! one, and the tracer may run at most one block for every `TRACE_SHARE`
+//! blocks the main harness ran. Budget and hand-over count blocks, never
+//! time, and everything happens in the worker's thread at one point of its
+//! loop: a seed replays a campaign exactly, tracer included.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use php_fuzz_coverage::EdgeCounter;
+use php_fuzz_harness::{Batch, Executor, HarnessConfig, HarnessError, SourceServer};
+use php_fuzz_mutate::cmp::{Operand, Record, records};
+use php_fuzz_mutate::i2s::{self, Candidate};
+use php_fuzz_mutate::{Dictionary, Mutator};
+
+use super::Shared;
+use super::scratch::{Origin, Scratch};
+use crate::corpus::EntryId;
+
+/// One input in this many (other than new entries) is traced.
+const SAMPLE_EVERY: u64 = 1000;
+/// The tracer runs at most one block per this many of the main harness.
+const TRACE_SHARE: i64 = 100;
+/// Blocks the tracer may run before the main harness has run any: the seeds.
+const INITIAL_CREDIT: i64 = 2_000_000;
+/// Unused budget does not pile up past this.
+const MAX_CREDIT: i64 = 4_000_000;
+/// Inputs traced in one round trip to the tracer, at most.
+const TRACES_PER_ROUND: usize = 8;
+const MAX_QUEUED_TRACES: usize = 1024;
+const MAX_QUEUED_SAMPLES: usize = 4;
+const MAX_PENDING_CANDIDATES: usize = 4096;
+const CANDIDATES_PER_ENTRY: usize = 64;
+const CANDIDATES_PER_SAMPLE: usize = 16;
+/// Candidates of a checksummed input traced again to repair the checksum.
+const MAX_REPAIRS: usize = 8;
+
+/// What a worker needs to start its tracer.
+#[derive(Debug, Clone)]
+pub(super) struct TracerSetup {
+    pub config: Arc<HarnessConfig>,
+    /// Serves the `cmplog` rendering; one for all tracers of a session.
+    pub sources: Arc<SourceServer>,
+}
+
+/// An input waiting for the tracer.
+struct Job {
+    data: Vec<u8>,
+    /// The entry it is, or the entry it was mutated from.
+    parent: EntryId,
+    entry: bool,
+}
+
+/// An input-to-state candidate waiting for a batch.
+struct Pending {
+    candidate: Candidate,
+    parent: EntryId,
+}
+
+enum Tracer {
+    /// Loading the target, in a thread of its own.
+    Starting(JoinHandle<Result<Executor, HarnessError>>),
+    Ready(Box<Executor>),
+    /// Failed; comparison tracing is off for this worker.
+    Off,
+}
+
+pub(super) struct CmpFeedback {
+    worker: u64,
+    jobs: u64,
+    tracer: Tracer,
+    /// The main harness's source server: the dictionary taken from the source.
+    sources: Arc<SourceServer>,
+    queue: VecDeque<Job>,
+    samples_queued: usize,
+    candidates: VecDeque<Pending>,
+    credit: i64,
+    /// Corpus entries below this id were considered for tracing.
+    next_entry: u32,
+    source_generation: u64,
+    auto_generation: u64,
+    since_sample: u64,
+    max_len: usize,
+    batch: Batch,
+    counter: EdgeCounter,
+    /// Stats for the summary.
+    pub traced: u64,
+    pub candidates_made: u64,
+}
+
+impl CmpFeedback {
+    /// Starts the worker's tracer (in the background) and its bookkeeping.
+    pub fn new(
+        setup: &TracerSetup,
+        sources: Arc<SourceServer>,
+        worker: u64,
+        jobs: u64,
+    ) -> CmpFeedback {
+        let (config, tracer_sources) = (Arc::clone(&setup.config), Arc::clone(&setup.sources));
+        let start = std::thread::Builder::new()
+            .name(format!("php-fuzz-tracer-{worker}"))
+            .spawn(move || {
+                let mut executor = Executor::new(config, tracer_sources);
+                executor.start()?;
+                Ok(executor)
+            })
+            .expect("spawning a thread");
+        CmpFeedback {
+            worker,
+            jobs: jobs.max(1),
+            tracer: Tracer::Starting(start),
+            sources,
+            queue: VecDeque::new(),
+            samples_queued: 0,
+            candidates: VecDeque::new(),
+            credit: INITIAL_CREDIT,
+            next_entry: 0,
+            source_generation: u64::MAX,
+            auto_generation: u64::MAX,
+            since_sample: 0,
+            max_len: 0,
+            batch: Batch::new(),
+            counter: EdgeCounter::new(),
+            traced: 0,
+            candidates_made: 0,
+        }
+    }
+
+    /// Runs after a batch was absorbed, while the harness runs the next:
+    /// takes up new dictionary words, queues new entries and samples,
+    /// and traces within the budget the batch earned.
+    pub fn after_batch(&mut self, shared: &Shared, mutator: &mut Mutator, scratch: &Scratch) {
+        {
+            let state = shared.lock();
+            self.max_len = state.max_len;
+            let entries = state.corpus.len() as u32;
+            while self.next_entry < entries {
+                let id = EntryId(self.next_entry);
+                self.next_entry += 1;
+                if u64::from(id.0) % self.jobs == self.worker
+                    && self.queue.len() < MAX_QUEUED_TRACES
+                {
+                    self.queue.push_back(Job {
+                        data: state.corpus.get(id).data.clone(),
+                        parent: id,
+                        entry: true,
+                    });
+                }
+            }
+            if let Some(auto) = &state.auto_dictionary
+                && auto.generation() != self.auto_generation
+            {
+                self.auto_generation = auto.generation();
+                mutator.set_auto_dictionary(auto.dictionary().clone());
+            }
+        }
+        if self.sources.literal_generation() != self.source_generation {
+            let (generation, words) = self.sources.comparison_literals();
+            self.source_generation = generation;
+            mutator.set_source_dictionary(Dictionary::from(words));
+        }
+        if let Origin::Mutants(mutants) = &scratch.origin {
+            for (index, mutant) in mutants.iter().enumerate() {
+                self.since_sample += 1;
+                if self.since_sample < SAMPLE_EVERY {
+                    continue;
+                }
+                self.since_sample = 0;
+                if !scratch.crashed[index] && self.samples_queued < MAX_QUEUED_SAMPLES {
+                    self.samples_queued += 1;
+                    self.queue.push_back(Job {
+                        data: scratch.batch.get(index).to_vec(),
+                        parent: mutant.parent,
+                        entry: false,
+                    });
+                }
+            }
+        }
+        let earned = i64::try_from(scratch.executed_blocks()).unwrap_or(i64::MAX) / TRACE_SHARE;
+        self.credit = self.credit.saturating_add(earned).min(MAX_CREDIT);
+        while self.credit > 0 && !self.queue.is_empty() {
+            if !self.trace_round(shared, mutator) {
+                self.queue.clear();
+                break;
+            }
+        }
+    }
+
+    /// Moves up to `max` pending candidates into `scratch`.
+    pub fn fill_batch(
+        &mut self,
+        scratch: &mut Scratch,
+        max: usize,
+        parent_len: impl Fn(EntryId) -> usize,
+    ) -> usize {
+        let mut added = 0;
+        while added < max {
+            let Some(pending) = self.candidates.pop_front() else {
+                break;
+            };
+            scratch.push_candidate(
+                pending.parent,
+                parent_len(pending.parent),
+                &pending.candidate.data,
+                &pending.candidate.token,
+            );
+            added += 1;
+        }
+        added
+    }
+
+    /// Traces the next few queued inputs and learns from their logs.
+    /// False if the tracer is off.
+    fn trace_round(&mut self, shared: &Shared, mutator: &mut Mutator) -> bool {
+        let take = self.queue.len().min(TRACES_PER_ROUND);
+        let jobs: Vec<Job> = self.queue.drain(..take).collect();
+        self.samples_queued -= jobs.iter().filter(|j| !j.entry).count();
+        self.batch.clear();
+        for job in &jobs {
+            self.batch.push(&job.data);
+        }
+        let Some(logs) = self.trace_batch(shared) else {
+            return false;
+        };
+        for (job, log) in jobs.iter().zip(&logs) {
+            self.learn(shared, mutator, job, log);
+        }
+        true
+    }
+
+    /// Runs `self.batch` on the tracer: each input's comparison log.
+    fn trace_batch(&mut self, shared: &Shared) -> Option<Vec<Vec<u8>>> {
+        let executor = ready(&mut self.tracer, shared)?;
+        let mut logs = vec![Vec::new(); self.batch.len()];
+        let mut cost = 0u64;
+        let counter = &mut self.counter;
+        let result = executor.run_batch(&self.batch, |run| {
+            counter.clear();
+            run.coverage.add_to(counter);
+            cost += counter.total_hits().max(1);
+            logs[run.index] = run.cmp_log.to_vec();
+        });
+        if let Err(err) = result {
+            shared.out.line(&format!(
+                "WARNING: comparison tracing stops for this worker: {err}"
+            ));
+            self.tracer = Tracer::Off;
+            return None;
+        }
+        self.traced += self.batch.len() as u64;
+        self.credit -= i64::try_from(cost).unwrap_or(i64::MAX);
+        Some(logs)
+    }
+
+    /// Takes one traced input's comparisons: into the TORC, and as
+    /// input-to-state candidates (repaired if they break a checksum).
+    fn learn(&mut self, shared: &Shared, mutator: &mut Mutator, job: &Job, log: &[u8]) {
+        let parent: Vec<Record<'_>> = records(log).collect();
+        for record in &parent {
+            mutator.observe_comparison(record);
+        }
+        let limit = if job.entry {
+            CANDIDATES_PER_ENTRY
+        } else {
+            CANDIDATES_PER_SAMPLE
+        };
+        let mut candidates =
+            i2s::input_to_state(&job.data, parent.iter().copied(), self.max_len, limit);
+        if !candidates.is_empty() && guards_input(&parent, &job.data) {
+            let repaired = self.repair(shared, &parent, &candidates);
+            candidates.splice(0..0, repaired);
+        }
+        self.candidates_made += candidates.len() as u64;
+        for candidate in candidates {
+            if self.candidates.len() >= MAX_PENDING_CANDIDATES {
+                break;
+            }
+            self.candidates.push_back(Pending {
+                candidate,
+                parent: job.parent,
+            });
+        }
+    }
+
+    /// Traces the first candidates and repairs the comparisons they broke
+    /// that the parent passed (a checksum over the bytes they changed).
+    fn repair(
+        &mut self,
+        shared: &Shared,
+        parent: &[Record<'_>],
+        candidates: &[Candidate],
+    ) -> Vec<Candidate> {
+        let tried = &candidates[..candidates.len().min(MAX_REPAIRS)];
+        self.batch.clear();
+        for candidate in tried {
+            self.batch.push(&candidate.data);
+        }
+        let Some(logs) = self.trace_batch(shared) else {
+            return Vec::new();
+        };
+        tried
+            .iter()
+            .zip(&logs)
+            .filter_map(|(candidate, log)| {
+                let after: Vec<Record<'_>> = records(log).collect();
+                let data = i2s::repair(parent, &candidate.data, &after, self.max_len)?;
+                Some(Candidate {
+                    data,
+                    token: candidate.token.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The tracer's executor, once it has started; `None` if it is off.
+fn ready<'t>(tracer: &'t mut Tracer, shared: &Shared) -> Option<&'t mut Executor> {
+    if let Tracer::Starting(_) = tracer {
+        let Tracer::Starting(start) = std::mem::replace(tracer, Tracer::Off) else {
+            unreachable!("checked above");
+        };
+        match start.join() {
+            Ok(Ok(executor)) => *tracer = Tracer::Ready(Box::new(executor)),
+            Ok(Err(err)) => shared.out.line(&format!(
+                "WARNING: the comparison tracer cannot start, comparison feedback is off: {err}"
+            )),
+            Err(_) => shared
+                .out
+                .line("WARNING: the comparison tracer panicked while starting"),
+        }
+    }
+    match tracer {
+        Tracer::Ready(executor) => Some(executor),
+        _ => None,
+    }
+}
+
+/// Whether the input's run passed a comparison of an operand that the
+/// input holds (a checksum or length stored in it): a replacement elsewhere
+/// may break that comparison, which is then worth repairing.
+fn guards_input(records: &[Record<'_>], input: &[u8]) -> bool {
+    let holds = |pattern: &[u8]| memchr::memmem::find(input, pattern).is_some();
+    records.iter().filter(|r| r.is_equal()).any(|r| match r.a {
+        Operand::Int(v) if !(-255..=255).contains(&v) => {
+            let (le, be) = (v.to_le_bytes(), v.to_be_bytes());
+            let widths: &[usize] = match v {
+                -0x8000..=0xffff => &[2, 4, 8],
+                -0x8000_0000..=0xffff_ffff => &[4, 8],
+                _ => &[8],
+            };
+            widths
+                .iter()
+                .any(|&w| holds(&le[..w]) || holds(&be[8 - w..]))
+                || holds(v.to_string().as_bytes())
+        }
+        Operand::Bytes(bytes, _) if bytes.len() >= 4 => holds(bytes),
+        _ => false,
+    })
+}
