@@ -93,13 +93,12 @@ fn set_grammar_is_used_and_the_command_line_wins() {
             "3",
             "--max-runs",
             "2000",
-            // Comparison feedback finds the parser's planted bug within
-            // these runs; this test is about which grammar is used.
-            "--no-cmp",
         ];
         args.extend_from_slice(extra);
         let run = php_fuzz(&args, dir.path());
-        assert_eq!(run.code(), 0, "{}", run.all());
+        // The parser's planted bug is shallow enough to be found within
+        // these runs (exit 77); this test is about which grammar is used.
+        assert!(matches!(run.code(), 0 | 77), "{}", run.all());
         run.stderr()
     };
     let declared = fuzz(&[]);
