@@ -4,6 +4,7 @@
 // arrive on file descriptor 3, events leave on 4; stdout stays the target's.
 
 require __DIR__ . '/FuzzingContext.php';
+require __DIR__ . '/FuzzedDataProvider.php';
 require __DIR__ . '/Config.php';
 require __DIR__ . '/Wire.php';
 require __DIR__ . '/IncludeInterceptor.php';

@@ -18,6 +18,10 @@ const FILES: &[(&str, &str)] = &[
         "FuzzingContext.php",
         include_str!("../php-runtime/FuzzingContext.php"),
     ),
+    (
+        "FuzzedDataProvider.php",
+        include_str!("../php-runtime/FuzzedDataProvider.php"),
+    ),
 ];
 
 /// The unpacked runtime; removed when dropped.
