@@ -16,6 +16,10 @@ final class Config
     public $dictionaries = [];
     /** @var list<class-string<\Throwable>> */
     public $allowedExceptions = [\Exception::class];
+    /** @var \Closure|null called as ($data, $maxLen, $seed), returns the mutant */
+    public $customMutator = null;
+    /** @var \Closure|null called as ($a, $b, $maxLen, $seed), returns the mutant */
+    public $customCrossOver = null;
 
     public function setTarget(\Closure $target): void
     {
@@ -47,5 +51,17 @@ final class Config
             }
         }
         $this->allowedExceptions = array_values($allowedExceptions);
+    }
+
+    /** php-fuzz takes its mutants from $mutator(string $data, int $maxLen, int $seed): string. */
+    public function setCustomMutator(callable $mutator): void
+    {
+        $this->customMutator = \Closure::fromCallable($mutator);
+    }
+
+    /** Crossover mutants come from $crossOver(string $a, string $b, int $maxLen, int $seed): string. */
+    public function setCustomCrossOver(callable $crossOver): void
+    {
+        $this->customCrossOver = \Closure::fromCallable($crossOver);
     }
 }

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+mod custom;
 mod feedback;
 mod scratch;
 
@@ -18,6 +19,7 @@ use crate::corpus::{Corpus, Entry};
 use crate::crashes::{CrashStore, KnownCrash};
 use crate::output::{Event, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
+use custom::{CustomMutation, CustomSetup};
 use feedback::absorb;
 use scratch::Scratch;
 
@@ -99,6 +101,8 @@ struct Shared {
     dictionary: Dictionary,
     /// Entries other php-fuzz processes wrote, found by --reload, to be run.
     reloaded: Mutex<Vec<CorpusFile>>,
+    /// Set when the target has a custom mutator or crossover.
+    custom: Option<CustomSetup>,
 }
 
 impl Shared {
@@ -244,7 +248,23 @@ pub fn fuzz(
         harness_peak_rss: AtomicU64::new(0),
         dictionary,
         reloaded: Mutex::new(Vec::new()),
+        custom: info.custom.any().then(|| CustomSetup {
+            hooks: info.custom,
+            harness: Arc::clone(&harness),
+            sources: Arc::clone(&sources),
+        }),
     });
+    if let Some(custom) = &shared.custom {
+        shared.out.status(&format!(
+            "INFO: custom mutator: {}  custom crossover: {}  (docs/structure-aware.md)",
+            if custom.hooks.mutator {
+                "every mutant"
+            } else {
+                "no"
+            },
+            if custom.hooks.crossover { "yes" } else { "no" },
+        ));
+    }
 
     let mut scratch = Scratch::new();
     run_seeds(&shared, &mut first, &mut scratch, seeds)?;
@@ -420,6 +440,10 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
         .seed
         .wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut mutator = Mutator::new(seed, shared.dictionary.clone());
+    let mut custom = shared
+        .custom
+        .as_ref()
+        .map(|setup| CustomMutation::new(setup, shared.dictionary.clone()));
     let (mut last_starts, mut last_restarts) = (0, 0);
     let mut current = first;
     let mut next = Scratch::new();
@@ -439,6 +463,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
                 && build_batch(
                     shared,
                     &mut mutator,
+                    custom.as_mut(),
                     &mut next,
                     in_flight.then_some(&current),
                 )?;
@@ -489,6 +514,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
 fn build_batch(
     shared: &Shared,
     mutator: &mut Mutator,
+    mut custom: Option<&mut CustomMutation>,
     scratch: &mut Scratch,
     in_flight: Option<&Scratch>,
 ) -> Result<bool, EngineError> {
@@ -519,7 +545,22 @@ fn build_batch(
         // As libFuzzer: the limit never cuts the parent itself.
         let max_len = limit.max(parent_data.len()).min(state.max_len);
         let partner_data = &state.corpus.get(partner).data;
+        if let Some(custom) = custom.as_deref_mut()
+            && custom.plan(
+                mutator.rng_mut(),
+                parent,
+                parent_data,
+                partner_data,
+                max_len,
+            )
+        {
+            continue;
+        }
         scratch.push_mutant(mutator, parent, parent_data, partner_data, max_len);
+    }
+    drop(state);
+    if let Some(custom) = custom {
+        custom.run(scratch)?;
     }
     Ok(!scratch.batch.is_empty())
 }

@@ -43,6 +43,21 @@ pub struct TargetInfo {
     pub load_warnings: Vec<Problem>,
     /// Coverage of loading the target file (top-level code of what it includes).
     pub load_coverage: Vec<u8>,
+    /// `setCustomMutator()` / `setCustomCrossOver()` were called.
+    pub custom: CustomHooks,
+}
+
+/// Which custom mutation hooks the target file set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CustomHooks {
+    pub mutator: bool,
+    pub crossover: bool,
+}
+
+impl CustomHooks {
+    pub fn any(self) -> bool {
+        self.mutator || self.crossover
+    }
 }
 
 /// The result of waiting for the next frame.
@@ -170,6 +185,7 @@ impl HarnessProcess {
                 allowed_exceptions: Vec::new(),
                 load_warnings: Vec::new(),
                 load_coverage: Vec::new(),
+                custom: CustomHooks::default(),
             },
             status: None,
         };
@@ -244,6 +260,8 @@ impl HarnessProcess {
                     allowed_exceptions,
                     load_warnings,
                     coverage,
+                    custom_mutator,
+                    custom_crossover,
                 } => {
                     self.info = TargetInfo {
                         php_version: String::from_utf8_lossy(php_version).into_owned(),
@@ -259,6 +277,10 @@ impl HarnessProcess {
                             .collect(),
                         load_warnings: load_warnings.iter().map(Problem::from_wire).collect(),
                         load_coverage: coverage.to_vec(),
+                        custom: CustomHooks {
+                            mutator: custom_mutator,
+                            crossover: custom_crossover,
+                        },
                     };
                     self.consume_frame();
                     return Ok(());

@@ -19,6 +19,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../php-runtime/FuzzingContext.php"),
     ),
     (
+        "CustomMutation.php",
+        include_str!("../php-runtime/CustomMutation.php"),
+    ),
+    (
         "FuzzedDataProvider.php",
         include_str!("../php-runtime/FuzzedDataProvider.php"),
     ),

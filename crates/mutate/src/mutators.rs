@@ -28,6 +28,10 @@ pub enum MutatorKind {
     CopyPart,
     CrossOver,
     ManualDict,
+    /// The target's own mutator (`setCustomMutator()`); never picked by `mutate()`.
+    Custom,
+    /// The target's own crossover (`setCustomCrossOver()`); never picked by `mutate()`.
+    CustomCrossOver,
 }
 
 impl MutatorKind {
@@ -59,6 +63,8 @@ impl MutatorKind {
             MutatorKind::CopyPart => "CopyPart",
             MutatorKind::CrossOver => "CrossOver",
             MutatorKind::ManualDict => "ManualDict",
+            MutatorKind::Custom => "Custom",
+            MutatorKind::CustomCrossOver => "CustomCrossOver",
         }
     }
 }
@@ -83,6 +89,13 @@ impl Sequence {
             self.kinds[self.len] = kind;
             self.len += 1;
         }
+    }
+
+    /// The sequence of one mutation made outside `Mutator::mutate()`.
+    pub fn single(kind: MutatorKind) -> Sequence {
+        let mut sequence = Sequence::new();
+        sequence.push(kind);
+        sequence
     }
 
     pub fn kinds(&self) -> &[MutatorKind] {
@@ -130,6 +143,11 @@ impl Mutator {
     /// How many mutations `mutate()` stacks at most (at least 1).
     pub fn set_depth(&mut self, depth: usize) {
         self.depth = depth.clamp(1, MAX_SEQUENCE);
+    }
+
+    /// Restarts the generator, as `new(seed, …)` would, keeping the dictionary.
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = FuzzRng::seed_from_u64(seed);
     }
 
     pub fn rng_mut(&mut self) -> &mut FuzzRng {
@@ -189,6 +207,8 @@ impl Mutator {
                 None => false,
             },
             MutatorKind::ManualDict => self.dictionary_word(data, max_len),
+            // They run in PHP, not here.
+            MutatorKind::Custom | MutatorKind::CustomCrossOver => false,
         }
     }
 

@@ -144,6 +144,26 @@ impl Scratch {
             sequence: *mutator.last_sequence(),
             shorter: self.input.len() < parent_data.len(),
         };
+        self.push_origin(mutant);
+    }
+
+    /// Queues a mutant of `parent` made elsewhere (by the target's custom mutator).
+    pub fn push_custom_mutant(
+        &mut self,
+        parent: EntryId,
+        parent_len: usize,
+        data: &[u8],
+        sequence: Sequence,
+    ) {
+        self.batch.push(data);
+        self.push_origin(Mutant {
+            parent,
+            sequence,
+            shorter: data.len() < parent_len,
+        });
+    }
+
+    fn push_origin(&mut self, mutant: Mutant) {
         match &mut self.origin {
             Origin::Mutants(mutants) => mutants.push(mutant),
             origin => {
