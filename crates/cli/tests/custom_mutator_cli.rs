@@ -11,16 +11,9 @@ use common::{artifacts, fixture, php_fuzz};
 
 const RUNS: &str = "60000";
 
-/// Fuzzes `fixtures/custom-mutator/<example>/<file>` from the example's seeds.
-fn fuzz_example(example: &str, file: &str, dir: &Path, runs: &str) -> common::Run {
-    let corpus = dir.join("corpus");
-    fs::create_dir_all(&corpus).unwrap();
-    let seeds = fixture(&format!("custom-mutator/{example}/seeds"));
-    for seed in fs::read_dir(seeds).unwrap() {
-        let seed = seed.unwrap().path();
-        fs::copy(&seed, corpus.join(seed.file_name().unwrap())).unwrap();
-    }
-    let target = fixture(&format!("custom-mutator/{example}/{file}"));
+/// `php-fuzz fuzz <fixtures/custom-mutator/target> corpus --seed 1 --max-runs <runs>` in `dir`.
+fn fuzz(target: &str, dir: &Path, runs: &str) -> common::Run {
+    let target = fixture(&format!("custom-mutator/{target}"));
     php_fuzz(
         &[
             "fuzz",
@@ -35,6 +28,18 @@ fn fuzz_example(example: &str, file: &str, dir: &Path, runs: &str) -> common::Ru
         ],
         dir,
     )
+}
+
+/// Fuzzes `fixtures/custom-mutator/<example>/<file>` from the example's seeds.
+fn fuzz_example(example: &str, file: &str, dir: &Path, runs: &str) -> common::Run {
+    let corpus = dir.join("corpus");
+    fs::create_dir_all(&corpus).unwrap();
+    let seeds = fixture(&format!("custom-mutator/{example}/seeds"));
+    for seed in fs::read_dir(seeds).unwrap() {
+        let seed = seed.unwrap().path();
+        fs::copy(&seed, corpus.join(seed.file_name().unwrap())).unwrap();
+    }
+    fuzz(&format!("{example}/{file}"), dir, runs)
 }
 
 fn assert_found_only_with_the_mutator(example: &str, bug: &str) {
@@ -121,19 +126,7 @@ fn a_seed_replays_a_campaign_with_a_custom_mutator() {
 #[test]
 fn mutant_longer_than_max_len_is_cut_and_crossover_shows_in_ms() {
     let dir = tempfile::tempdir().unwrap();
-    let target = fixture("custom-mutator/limits.php");
-    let run = php_fuzz(
-        &[
-            "fuzz",
-            target.to_str().unwrap(),
-            "corpus",
-            "--seed",
-            "1",
-            "--max-runs",
-            "3000",
-        ],
-        dir.path(),
-    );
+    let run = fuzz("limits.php", dir.path(), "3000");
     assert_eq!(run.code(), 0, "{}", run.all());
     assert!(run.stderr().contains("MS: 1 Custom-"), "{}", run.all());
     assert!(
@@ -155,19 +148,7 @@ fn mutant_longer_than_max_len_is_cut_and_crossover_shows_in_ms() {
 
 fn assert_mutator_error(file: &str, expected: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let target = fixture(&format!("custom-mutator/broken/{file}"));
-    let run = php_fuzz(
-        &[
-            "fuzz",
-            target.to_str().unwrap(),
-            "corpus",
-            "--seed",
-            "1",
-            "--max-runs",
-            "1000",
-        ],
-        dir.path(),
-    );
+    let run = fuzz(&format!("broken/{file}"), dir.path(), "1000");
     assert_eq!(run.code(), 1, "{}", run.all());
     assert!(
         run.stderr().contains("error: mutator error: "),

@@ -3,9 +3,6 @@
 //! target never takes the mutator down and a failing mutator is never taken
 //! for a crash of the target. One `Mutate` request carries a whole batch.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -156,14 +153,8 @@ impl MutatorProcess {
                         .map_err(HarnessError::Pipe)?;
                 }
                 Event::SourceRequest { path } => {
-                    let path = Path::new(OsStr::from_bytes(path)).to_path_buf();
-                    process.consume_frame();
-                    let code = self.sources.serve(&path)?;
-                    process
-                        .send(&Request::Source {
-                            code: code.as_deref(),
-                        })
-                        .map_err(HarnessError::Pipe)?;
+                    let path = path.to_vec();
+                    process.answer_source_request(&path, &self.sources)?;
                 }
                 Event::MutatorFailed { problem } => {
                     let problem = Problem::from_wire(&problem);

@@ -327,6 +327,22 @@ impl HarnessProcess {
         }))
     }
 
+    /// Answers the current frame, a `SourceRequest` for `path`, with the
+    /// file's instrumented code (or `None`: include it as it is).
+    pub(crate) fn answer_source_request(
+        &mut self,
+        path: &[u8],
+        sources: &SourceServer,
+    ) -> Result<(), HarnessError> {
+        let path = Path::new(OsStr::from_bytes(path)).to_path_buf();
+        self.consume_frame();
+        let code = sources.serve(&path)?;
+        self.send(&Request::Source {
+            code: code.as_deref(),
+        })
+        .map_err(HarnessError::Pipe)
+    }
+
     /// Queues a request and writes as much of it as the pipe takes now; the
     /// rest goes out while waiting for events.
     pub(crate) fn send(&mut self, request: &Request<'_>) -> io::Result<()> {
