@@ -187,3 +187,8 @@ fn a_crossover_returning_a_non_string_is_a_mutator_error() {
         ],
     );
 }
+
+#[test]
+fn exit_in_a_mutator_is_a_mutator_error_not_a_crash() {
+    assert_mutator_error("exit.php", &["the custom mutator's php process died"]);
+}
