@@ -18,6 +18,10 @@ final class Config
     public $allowedExceptions = [\Exception::class];
     /** @var string|null */
     public $grammar = null;
+    /** @var \Closure|null called as ($data, $maxLen, $seed), returns the mutant */
+    public $customMutator = null;
+    /** @var \Closure|null called as ($a, $b, $maxLen, $seed), returns the mutant */
+    public $customCrossOver = null;
 
     public function setTarget(\Closure $target): void
     {
@@ -61,5 +65,17 @@ final class Config
             }
         }
         $this->allowedExceptions = array_values($allowedExceptions);
+    }
+
+    /** php-fuzz takes its mutants from $mutator(string $data, int $maxLen, int $seed): string. */
+    public function setCustomMutator(callable $mutator): void
+    {
+        $this->customMutator = \Closure::fromCallable($mutator);
+    }
+
+    /** Crossover mutants come from $crossOver(string $a, string $b, int $maxLen, int $seed): string. */
+    public function setCustomCrossOver(callable $crossOver): void
+    {
+        $this->customCrossOver = \Closure::fromCallable($crossOver);
     }
 }

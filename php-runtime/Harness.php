@@ -81,6 +81,8 @@ final class Harness
     private $seenCount = 0;
     /** @var bool */
     private $dedupTraces = false;
+    /** @var CustomMutation|null */
+    private $mutation = null;
 
     public function __construct(Wire $wire, string $runtimeDir)
     {
@@ -135,6 +137,8 @@ final class Harness
             $tag = $r->u32();
             if ($tag === Wire::REQ_RUN) {
                 $this->runBatch($r->byteVectors());
+            } elseif ($tag === Wire::REQ_MUTATE && $this->mutation !== null) {
+                $this->mutation->run($r);
             } elseif ($tag === Wire::REQ_SHUTDOWN) {
                 break;
             } else {
@@ -206,7 +210,21 @@ final class Harness
             . Wire::stringList($this->allowed)
             . \pack('P', \count($this->loadWarnings)) . \implode('', $this->loadWarnings)
             . Wire::bytes($this->style === self::STYLE_TRACE ? FuzzingContext::packedTrace() : FuzzingContext::packedEdges())
-            . Wire::bytes($config->grammar ?? '');
+            . Wire::bytes($config->grammar ?? '')
+            . ($config->customMutator !== null ? "\1" : "\0")
+            . ($config->customCrossOver !== null ? "\1" : "\0");
+        if ($config->customMutator !== null || $config->customCrossOver !== null) {
+            $this->mutation = new CustomMutation(
+                $this->wire,
+                $config->customMutator,
+                $config->customCrossOver,
+                \Closure::fromCallable([$this, 'problem']),
+                \Closure::fromCallable([$this, 'throwableProblem']),
+                function (string $payload): void {
+                    $this->deferred[] = $payload;
+                }
+            );
+        }
         $this->loadWarnings = [];
         FuzzingContext::reset();
         CmpLog::reset();
@@ -492,7 +510,7 @@ final class Harness
             : $function . '()';
     }
 
-    private static function errorName(int $type): string
+    public static function errorName(int $type): string
     {
         switch ($type) {
             case \E_ERROR: return 'Fatal error';

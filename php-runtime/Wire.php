@@ -15,6 +15,8 @@ final class Wire
     const REQ_RUN = 1;
     const REQ_SOURCE = 2;
     const REQ_SHUTDOWN = 3;
+    const REQ_MUTATE = 4;
+    const REQ_MUTATED = 5;
 
     // Events, harness -> engine.
     const EV_READY = 0;
@@ -24,6 +26,9 @@ final class Wire
     const EV_COVERAGE_CHUNK = 4;
     const EV_DIED = 5;
     const EV_CMP_LOG = 6;
+    const EV_MUTANTS = 7;
+    const EV_MUTATE_REQUEST = 8;
+    const EV_MUTATOR_FAILED = 9;
 
     // Run statuses.
     const OK = 0;

@@ -5,10 +5,12 @@
 
 require __DIR__ . '/FuzzingContext.php';
 require __DIR__ . '/CmpLog.php';
+require __DIR__ . '/FuzzedDataProvider.php';
 require __DIR__ . '/Config.php';
 require __DIR__ . '/Wire.php';
 require __DIR__ . '/IncludeInterceptor.php';
 require __DIR__ . '/Harness.php';
+require __DIR__ . '/CustomMutation.php';
 
 \class_alias(\PhpFuzzer\Config::class, 'PhpFuzzer\Fuzzer');
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 mod cmp;
+mod custom;
 mod feedback;
 mod grammar;
 mod scratch;
@@ -23,6 +24,7 @@ use crate::crashes::{CrashStore, KnownCrash};
 use crate::output::{Event, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
 use cmp::{CmpFeedback, TracerSetup};
+use custom::{CustomMutation, CustomSetup};
 use feedback::absorb;
 use grammar::{GrammarCorpus, GrammarWorker};
 use scratch::Scratch;
@@ -132,6 +134,8 @@ struct Shared {
     sources: Arc<SourceServer>,
     /// How workers start their comparison tracer; `None` with `--no-cmp`.
     tracer: Option<TracerSetup>,
+    /// Set when the target has a custom mutator or crossover.
+    custom: Option<CustomSetup>,
 }
 
 impl Shared {
@@ -321,7 +325,23 @@ pub fn fuzz(
         grammar,
         sources: Arc::clone(&sources),
         tracer,
+        custom: info.custom.any().then(|| CustomSetup {
+            hooks: info.custom,
+            harness: Arc::clone(&harness),
+            sources: Arc::clone(&sources),
+        }),
     });
+    if let Some(custom) = &shared.custom {
+        shared.out.status(&format!(
+            "INFO: custom mutator: {}  custom crossover: {}  (docs/structure-aware.md)",
+            if custom.hooks.mutator {
+                "every mutant"
+            } else {
+                "no"
+            },
+            if custom.hooks.crossover { "yes" } else { "no" },
+        ));
+    }
 
     let mut scratch = Scratch::new();
     scratch.value_profile = shared.options.use_value_profile;
@@ -549,6 +569,10 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
         .tracer
         .as_ref()
         .map(|setup| CmpFeedback::new(setup, Arc::clone(&shared.sources), worker, jobs));
+    let mut custom = shared
+        .custom
+        .as_ref()
+        .map(|setup| CustomMutation::new(setup, shared.dictionary.clone()));
     let (mut last_starts, mut last_restarts) = (0, 0);
     let mut current = first;
     let mut next = Scratch::new();
@@ -571,6 +595,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
                     shared,
                     &mut mutator,
                     &mut grammar,
+                    custom.as_mut(),
                     &mut next,
                     in_flight.then_some(&current),
                     cmp.as_mut(),
@@ -646,6 +671,7 @@ fn build_batch(
     shared: &Shared,
     mutator: &mut Mutator,
     grammar: &mut GrammarWorker,
+    mut custom: Option<&mut CustomMutation>,
     scratch: &mut Scratch,
     in_flight: Option<&Scratch>,
     cmp: Option<&mut CmpFeedback>,
@@ -697,7 +723,22 @@ fn build_batch(
             continue;
         }
         let partner_data = &state.corpus.get(partner).data;
+        if let Some(custom) = custom.as_deref_mut()
+            && custom.plan(
+                mutator.rng_mut(),
+                parent,
+                parent_data,
+                partner_data,
+                max_len,
+            )
+        {
+            continue;
+        }
         scratch.push_mutant(mutator, parent, parent_data, partner_data, max_len);
+    }
+    drop(guard);
+    if let Some(custom) = custom {
+        custom.run(scratch)?;
     }
     Ok(!scratch.batch.is_empty())
 }

@@ -1,9 +1,6 @@
 //! Runs batches of inputs on a harness process, and keeps one alive.
 
 use std::collections::VecDeque;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -497,14 +494,8 @@ impl Executor {
                     process.consume_frame();
                 }
                 Event::SourceRequest { path } => {
-                    let path = Path::new(OsStr::from_bytes(path)).to_path_buf();
-                    process.consume_frame();
-                    let code = self.sources.serve(&path)?;
-                    process
-                        .send(&Request::Source {
-                            code: code.as_deref(),
-                        })
-                        .map_err(HarnessError::Pipe)?;
+                    let path = path.to_vec();
+                    process.answer_source_request(&path, &self.sources)?;
                     deadline = Instant::now() + self.silence_limit();
                 }
                 Event::Died {

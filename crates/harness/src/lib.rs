@@ -8,6 +8,7 @@
 mod batch;
 mod executor;
 mod memory;
+mod mutation;
 mod php;
 mod process;
 pub mod protocol;
@@ -22,8 +23,10 @@ use std::time::Duration;
 pub use batch::Batch;
 pub use executor::{Coverage, Executor, ExecutorStats, RunResult};
 pub use memory::{own_peak_rss_mb, own_rss_mb};
+pub use mutation::{BuiltinMutation, MutatorFailure, MutatorProcess};
 pub use php::{MIN_PHP_VERSION_ID, PhpBinary};
-pub use process::TargetInfo;
+pub use process::{CustomHooks, TargetInfo};
+pub use protocol::MutationItem;
 pub use runtime::Runtime;
 pub use sources::{BlockLocation, SourceFile, SourceServer};
 
@@ -97,6 +100,8 @@ pub enum HarnessError {
     Protocol(String),
     #[error("the harness died {count} times in a row while starting; last: {last}")]
     KeepsDying { count: u32, last: String },
+    #[error("{}", .0)]
+    Mutator(Box<MutatorFailure>),
 }
 
 /// The target file could not be loaded: it must be fixed before fuzzing.

@@ -45,6 +45,21 @@ pub struct TargetInfo {
     pub load_coverage: Vec<u8>,
     /// From `$config->setGrammar()`: the grammar for grammar-aware mutation.
     pub grammar: Option<String>,
+    /// `setCustomMutator()` / `setCustomCrossOver()` were called.
+    pub custom: CustomHooks,
+}
+
+/// Which custom mutation hooks the target file set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CustomHooks {
+    pub mutator: bool,
+    pub crossover: bool,
+}
+
+impl CustomHooks {
+    pub fn any(self) -> bool {
+        self.mutator || self.crossover
+    }
 }
 
 /// The result of waiting for the next frame.
@@ -173,6 +188,7 @@ impl HarnessProcess {
                 load_warnings: Vec::new(),
                 load_coverage: Vec::new(),
                 grammar: None,
+                custom: CustomHooks::default(),
             },
             status: None,
         };
@@ -248,6 +264,8 @@ impl HarnessProcess {
                     load_warnings,
                     coverage,
                     grammar,
+                    custom_mutator,
+                    custom_crossover,
                 } => {
                     self.info = TargetInfo {
                         php_version: String::from_utf8_lossy(php_version).into_owned(),
@@ -265,6 +283,10 @@ impl HarnessProcess {
                         load_coverage: coverage.to_vec(),
                         grammar: (!grammar.is_empty())
                             .then(|| String::from_utf8_lossy(grammar).into_owned()),
+                        custom: CustomHooks {
+                            mutator: custom_mutator,
+                            crossover: custom_crossover,
+                        },
                     };
                     self.consume_frame();
                     return Ok(());
@@ -309,6 +331,22 @@ impl HarnessProcess {
             summary,
             stderr,
         }))
+    }
+
+    /// Answers the current frame, a `SourceRequest` for `path`, with the
+    /// file's instrumented code (or `None`: include it as it is).
+    pub(crate) fn answer_source_request(
+        &mut self,
+        path: &[u8],
+        sources: &SourceServer,
+    ) -> Result<(), HarnessError> {
+        let path = Path::new(OsStr::from_bytes(path)).to_path_buf();
+        self.consume_frame();
+        let code = sources.serve(&path)?;
+        self.send(&Request::Source {
+            code: code.as_deref(),
+        })
+        .map_err(HarnessError::Pipe)
     }
 
     /// Queues a request and writes as much of it as the pipe takes now; the

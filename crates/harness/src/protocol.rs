@@ -35,6 +35,25 @@ pub enum Request<'a> {
         code: Option<&'a [u8]>,
     },
     Shutdown,
+    /// Mutants wanted from the target's custom mutator and crossover.
+    Mutate {
+        items: &'a [MutationItem<'a>],
+    },
+    /// Reply to `MutateRequest`: the built-in mutators' output.
+    Mutated {
+        data: &'a [u8],
+    },
+}
+
+/// One mutant wanted: `$mutator($data, $maxLen, $seed)`, or with
+/// `crossover`, `$crossOver($data, $partner, $maxLen, $seed)`.
+#[derive(Debug, Clone, Copy, Encode)]
+pub struct MutationItem<'a> {
+    pub crossover: bool,
+    pub seed: u32,
+    pub max_len: u64,
+    pub data: &'a [u8],
+    pub partner: &'a [u8],
 }
 
 /// A batch's inputs, encoded as bincode's `Vec<Vec<u8>>` straight from the
@@ -74,6 +93,8 @@ pub enum Event<'a> {
         coverage: &'a [u8],
         /// From `$config->setGrammar()`; empty if not called.
         grammar: &'a [u8],
+        custom_mutator: bool,
+        custom_crossover: bool,
     },
     LoadFailed {
         problem: Problem<'a>,
@@ -100,6 +121,21 @@ pub enum Event<'a> {
     CmpLog {
         index: u32,
         log: &'a [u8],
+    },
+    /// Answer to `Mutate`: one mutant per item, each at most its `max_len`.
+    Mutants {
+        mutants: Vec<&'a [u8]>,
+    },
+    /// `\PhpFuzz\mutate()` inside a custom mutator: the `call`-th of the item with `seed`.
+    MutateRequest {
+        seed: u32,
+        call: u32,
+        max_len: u64,
+        data: &'a [u8],
+    },
+    /// The custom mutator or crossover threw or raised a warning.
+    MutatorFailed {
+        problem: Problem<'a>,
     },
 }
 
@@ -202,6 +238,31 @@ mod tests {
         expected.extend_from_slice(&3u64.to_le_bytes());
         expected.extend_from_slice(b"XYZ");
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn mutate_request_layout_matches_the_php_reader() {
+        let items = [MutationItem {
+            crossover: true,
+            seed: 7,
+            max_len: 9,
+            data: b"ab",
+            partner: b"c",
+        }];
+        let mut buf = Vec::new();
+        encode_request(&mut buf, &Request::Mutate { items: &items }).unwrap();
+        let mut expected = Vec::new();
+        expected.extend_from_slice(&(4u32 + 8 + 1 + 4 + 8 + 10 + 9).to_le_bytes());
+        expected.extend_from_slice(&4u32.to_le_bytes());
+        expected.extend_from_slice(&1u64.to_le_bytes());
+        expected.push(1);
+        expected.extend_from_slice(&7u32.to_le_bytes());
+        expected.extend_from_slice(&9u64.to_le_bytes());
+        expected.extend_from_slice(&2u64.to_le_bytes());
+        expected.extend_from_slice(b"ab");
+        expected.extend_from_slice(&1u64.to_le_bytes());
+        expected.extend_from_slice(b"c");
+        assert_eq!(buf, expected);
     }
 
     #[test]

@@ -19,6 +19,14 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../php-runtime/FuzzingContext.php"),
     ),
     ("CmpLog.php", include_str!("../php-runtime/CmpLog.php")),
+    (
+        "CustomMutation.php",
+        include_str!("../php-runtime/CustomMutation.php"),
+    ),
+    (
+        "FuzzedDataProvider.php",
+        include_str!("../php-runtime/FuzzedDataProvider.php"),
+    ),
 ];
 
 /// The unpacked runtime; removed when dropped.

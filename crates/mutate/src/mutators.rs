@@ -38,10 +38,15 @@ pub enum MutatorKind {
     Cmp,
     /// Input-to-state replacement: made from a comparison log, not by `mutate()`.
     InputToState,
+    /// The target's own mutator (`setCustomMutator()`); never picked by `mutate()`.
+    Custom,
+    /// The target's own crossover (`setCustomCrossOver()`); never picked by `mutate()`.
+    CustomCrossOver,
 }
 
 impl MutatorKind {
-    /// The mutators `mutate()` picks from (all but `InputToState`).
+    /// The mutators `mutate()` picks from (all but `InputToState`, `Custom`
+    /// and `CustomCrossOver`).
     pub const ALL: [MutatorKind; 14] = [
         MutatorKind::EraseBytes,
         MutatorKind::InsertByte,
@@ -77,6 +82,8 @@ impl MutatorKind {
             MutatorKind::PersAutoDict => "PersAutoDict",
             MutatorKind::Cmp => "CMP",
             MutatorKind::InputToState => "I2S",
+            MutatorKind::Custom => "Custom",
+            MutatorKind::CustomCrossOver => "CustomCrossOver",
         }
     }
 }
@@ -89,7 +96,8 @@ pub struct Sequence {
 }
 
 impl Sequence {
-    /// A sequence of one mutation (what an input-to-state candidate shows).
+    /// The sequence of one mutation made outside `Mutator::mutate()` (an
+    /// input-to-state candidate, a custom mutant).
     pub fn single(kind: MutatorKind) -> Sequence {
         let mut sequence = Sequence::new();
         sequence.push(kind);
@@ -203,6 +211,11 @@ impl Mutator {
         self.depth = depth.clamp(1, MAX_SEQUENCE);
     }
 
+    /// Restarts the generator, as `new(seed, …)` would, keeping the dictionary.
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = FuzzRng::seed_from_u64(seed);
+    }
+
     pub fn rng_mut(&mut self) -> &mut FuzzRng {
         &mut self.rng
     }
@@ -284,6 +297,8 @@ impl Mutator {
             }
             MutatorKind::Cmp => self.torc_word(data, max_len),
             MutatorKind::InputToState => false,
+            // They run in PHP, not here.
+            MutatorKind::Custom | MutatorKind::CustomCrossOver => false,
         }
     }
 

@@ -276,6 +276,24 @@ impl Scratch {
         self.push_origin(mutant);
     }
 
+    /// Queues a mutant of `parent` made elsewhere (by the target's custom mutator).
+    pub fn push_custom_mutant(
+        &mut self,
+        parent: EntryId,
+        parent_len: usize,
+        data: &[u8],
+        sequence: Sequence,
+    ) {
+        self.input.clear();
+        self.input.extend_from_slice(data);
+        let no_tokens = self.push_tokens(std::iter::empty());
+        let sequence = Mutations {
+            grammar: None,
+            bytes: Some(sequence),
+        };
+        self.queue_mutant(parent, parent_len, sequence, no_tokens);
+    }
+
     /// Records one run's result (called from the executor's callback).
     /// `cmp_log` is what the run's comparisons logged (value profile only).
     pub fn collect(
