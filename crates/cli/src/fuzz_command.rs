@@ -77,6 +77,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         dictionaries: args.dictionaries.clone(),
         artifact_dir: args.artifact_dir.clone(),
         reload: args.reload.map(Duration::from_secs_f64),
+        ..FuzzOptions::default()
     };
     let interrupted = install_interrupt_handler()?;
     let summary = fuzz(

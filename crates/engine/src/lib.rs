@@ -22,7 +22,9 @@ pub use corpus::{Corpus, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, shell_quote};
 pub use fuzz::{FuzzSummary, StopReason, fuzz};
 pub use minimize::{MinimizeOptions, MinimizeOutcome, minimize};
-pub use output::{CrashContext, Output, crash_report, preview};
+pub use output::{
+    CampaignVoice, CrashContext, Event, Opening, Output, StatusLine, crash_report, preview,
+};
 pub use replay::{HitsByBlock, ReplayResult, collect_inputs, replay};
 pub use signature::{normalize_message, signature};
 
@@ -42,6 +44,10 @@ pub struct FuzzOptions {
     pub dictionaries: Vec<PathBuf>,
     pub artifact_dir: PathBuf,
     pub reload: Option<Duration>,
+    /// How crash artifacts are named (in `artifact_dir`, or libFuzzer's way).
+    pub artifact_naming: php_fuzz_storage::ArtifactNaming,
+    /// More directories whose files run as seeds; nothing is written there.
+    pub seed_dirs: Vec<PathBuf>,
 }
 
 impl Default for FuzzOptions {
@@ -57,6 +63,8 @@ impl Default for FuzzOptions {
             dictionaries: Vec::new(),
             artifact_dir: PathBuf::from("."),
             reload: None,
+            artifact_naming: php_fuzz_storage::ArtifactNaming::WithReport,
+            seed_dirs: Vec::new(),
         }
     }
 }
