@@ -4,6 +4,7 @@ mod exit_codes;
 mod fuzz_command;
 mod harness_args;
 mod instrument_command;
+mod libfuzzer;
 mod minimize_command;
 mod report_command;
 mod run_single_command;
@@ -34,6 +35,8 @@ enum Command {
     MinimizeCrash(minimize_command::MinimizeArgs),
     /// Replay a corpus and write an HTML coverage report, coverage.json and lcov.info.
     ReportCoverage(report_command::ReportArgs),
+    /// Run a target as a libFuzzer binary: libFuzzer's flags, modes, output and exit codes.
+    Libfuzzer(libfuzzer::LibFuzzerArgs),
     /// Print a PHP file instrumented, or mirror whole trees instrumented into --out.
     Instrument(instrument_command::InstrumentArgs),
 }
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::MinimizeCrash(args) => minimize_command::run(args),
         Command::ReportCoverage(args) => report_command::run(args),
         Command::Instrument(args) => instrument_command::run(args),
+        Command::Libfuzzer(args) => libfuzzer::run(args),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,7 @@
 mod corpus;
 mod crashes;
 mod fuzz;
+mod merge;
 mod minimize;
 mod output;
 mod replay;
@@ -20,7 +21,9 @@ use std::time::Duration;
 
 pub use corpus::{Corpus, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, shell_quote};
+pub use php_fuzz_mutate::DictionaryError;
 pub use fuzz::{FuzzSummary, StopReason, fuzz};
+pub use merge::{MergeEvent, MergeOutcome, merge};
 pub use minimize::{MinimizeOptions, MinimizeOutcome, minimize};
 pub use output::{
     CampaignVoice, CrashContext, Event, Opening, Output, StatusLine, crash_report, preview,
