@@ -4,11 +4,14 @@ mod exit_codes;
 mod fuzz_command;
 mod harness_args;
 mod instrument_command;
+mod junit;
+mod merge_command;
 mod libfuzzer;
 mod minimize_command;
 mod report_command;
 mod run_single_command;
 mod stdout;
+mod wrapper_command;
 
 use std::process::ExitCode;
 
@@ -33,10 +36,14 @@ enum Command {
     RunSingle(run_single_command::RunSingleArgs),
     /// Shrink a crashing input while it keeps crashing the same way.
     MinimizeCrash(minimize_command::MinimizeArgs),
+    /// Copy into OUT the inputs of IN... that reach coverage OUT's do not, smallest first.
+    Merge(merge_command::MergeArgs),
     /// Replay a corpus and write an HTML coverage report, coverage.json and lcov.info.
     ReportCoverage(report_command::ReportArgs),
     /// Run a target as a libFuzzer binary: libFuzzer's flags, modes, output and exit codes.
     Libfuzzer(libfuzzer::LibFuzzerArgs),
+    /// Write the shell script ClusterFuzzLite runs as a fuzz target ($OUT/name_fuzzer).
+    LibfuzzerWrapper(wrapper_command::WrapperArgs),
     /// Print a PHP file instrumented, or mirror whole trees instrumented into --out.
     Instrument(instrument_command::InstrumentArgs),
 }
@@ -48,8 +55,10 @@ fn main() -> ExitCode {
         Command::RunSingle(args) => run_single_command::run(args),
         Command::MinimizeCrash(args) => minimize_command::run(args),
         Command::ReportCoverage(args) => report_command::run(args),
+        Command::Merge(args) => merge_command::run(args),
         Command::Instrument(args) => instrument_command::run(args),
         Command::Libfuzzer(args) => libfuzzer::run(args),
+        Command::LibfuzzerWrapper(args) => wrapper_command::run(args),
     };
     match result {
         Ok(code) => code,
