@@ -3,6 +3,7 @@
 mod exit_codes;
 mod fuzz_command;
 mod harness_args;
+mod init_command;
 mod instrument_command;
 mod junit;
 mod merge_command;
@@ -44,6 +45,8 @@ enum Command {
     Libfuzzer(libfuzzer::LibFuzzerArgs),
     /// Write the shell script ClusterFuzzLite runs as a fuzz target ($OUT/name_fuzzer).
     LibfuzzerWrapper(wrapper_command::WrapperArgs),
+    /// Set a composer project up for fuzzing: target template, corpus, dictionary, `composer fuzz`, CI workflow.
+    Init(init_command::InitArgs),
     /// Print a PHP file instrumented, or mirror whole trees instrumented into --out.
     Instrument(instrument_command::InstrumentArgs),
 }
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::MinimizeCrash(args) => minimize_command::run(args),
         Command::ReportCoverage(args) => report_command::run(args),
         Command::Merge(args) => merge_command::run(args),
+        Command::Init(args) => init_command::run(args),
         Command::Instrument(args) => instrument_command::run(args),
         Command::Libfuzzer(args) => libfuzzer::run(args),
         Command::LibfuzzerWrapper(args) => wrapper_command::run(args),
