@@ -103,6 +103,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         fragments: args.fragments.clone(),
         cmp: !args.no_cmp,
         use_value_profile: args.use_value_profile,
+        ..FuzzOptions::default()
     };
     let interrupted = install_interrupt_handler()?;
     let summary = fuzz(

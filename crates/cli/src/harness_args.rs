@@ -13,7 +13,8 @@ pub struct HarnessArgs {
     /// PHP binary to run the target with.
     #[arg(long, value_name = "PATH", default_value = "php")]
     pub php: PathBuf,
-    /// Extra php.ini setting for the harness, e.g. --ini zend.assertions=1 (repeatable).
+    /// Extra php.ini setting for the harness (repeatable; a later one wins). Assertions are on
+    /// (zend.assertions=1) unless --ini zend.assertions=-1 (or 0) turns them off.
     #[arg(long = "ini", value_name = "KEY=VALUE", value_parser = parse_ini)]
     pub ini: Vec<(String, String)>,
     /// Seconds one input may run before it counts as a timeout.
@@ -70,7 +71,7 @@ impl HarnessArgs {
         let runtime = Runtime::unpack()
             .context("cannot unpack the PHP runtime into a temporary directory")?;
         let mut config = HarnessConfig::new(php, Arc::new(runtime), target);
-        config.ini = self.ini.clone();
+        config.ini = with_default_ini(&self.ini);
         config.timeout = Duration::from_secs_f64(self.timeout);
         config.rss_limit_mb = self.rss_limit_mb;
         config.forward_output = self.show_output;
@@ -83,6 +84,20 @@ impl HarnessArgs {
             sources: Arc::new(SourceServer::new(style)),
         })
     }
+}
+
+/// php.ini settings every harness starts with, before the user's `--ini`
+/// (PHP takes the last `-d` of a key). Debian's php.ini compiles `assert()`
+/// out (`zend.assertions=-1`), which only a startup setting can undo.
+const DEFAULT_INI: [(&str, &str); 1] = [("zend.assertions", "1")];
+
+/// The defaults, then `user`'s settings, which override them.
+pub fn with_default_ini(user: &[(String, String)]) -> Vec<(String, String)> {
+    DEFAULT_INI
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .chain(user.iter().cloned())
+        .collect()
 }
 
 fn check_target(target: &Path) -> anyhow::Result<PathBuf> {

@@ -4,11 +4,16 @@ mod exit_codes;
 mod fuzz_command;
 mod grammars_command;
 mod harness_args;
+mod init_command;
 mod instrument_command;
+mod junit;
+mod libfuzzer;
+mod merge_command;
 mod minimize_command;
 mod report_command;
 mod run_single_command;
 mod stdout;
+mod wrapper_command;
 
 use std::process::ExitCode;
 
@@ -33,8 +38,16 @@ enum Command {
     RunSingle(run_single_command::RunSingleArgs),
     /// Shrink a crashing input while it keeps crashing the same way.
     MinimizeCrash(minimize_command::MinimizeArgs),
+    /// Copy into OUT the inputs of IN... that reach coverage OUT's do not, smallest first.
+    Merge(merge_command::MergeArgs),
     /// Replay a corpus and write an HTML coverage report, coverage.json and lcov.info.
     ReportCoverage(report_command::ReportArgs),
+    /// Run a target as a libFuzzer binary: libFuzzer's flags, modes, output and exit codes.
+    Libfuzzer(libfuzzer::LibFuzzerArgs),
+    /// Write the shell script ClusterFuzzLite runs as a fuzz target ($OUT/name_fuzzer).
+    LibfuzzerWrapper(wrapper_command::WrapperArgs),
+    /// Set a composer project up for fuzzing: target template, corpus, dictionary, `composer fuzz`, CI workflow.
+    Init(init_command::InitArgs),
     /// Print a PHP file instrumented, or mirror whole trees instrumented into --out.
     Instrument(instrument_command::InstrumentArgs),
     /// List the grammars `fuzz --grammar` and `$config->setGrammar()` take.
@@ -48,8 +61,12 @@ fn main() -> ExitCode {
         Command::RunSingle(args) => run_single_command::run(args),
         Command::MinimizeCrash(args) => minimize_command::run(args),
         Command::ReportCoverage(args) => report_command::run(args),
+        Command::Merge(args) => merge_command::run(args),
+        Command::Init(args) => init_command::run(args),
         Command::Instrument(args) => instrument_command::run(args),
         Command::Grammars(args) => grammars_command::run(args),
+        Command::Libfuzzer(args) => libfuzzer::run(args),
+        Command::LibfuzzerWrapper(args) => wrapper_command::run(args),
     };
     match result {
         Ok(code) => code,

@@ -7,6 +7,7 @@ use php_fuzz_harness::Executor;
 
 use crate::exit_codes;
 use crate::harness_args::HarnessArgs;
+use crate::junit::JunitReport;
 use crate::stdout::Stdout;
 
 /// Arguments of `php-fuzz run-single`.
@@ -21,6 +22,9 @@ pub struct RunSingleArgs {
     /// Also list the blocks each input ran: file:line, kind, function, hits.
     #[arg(long)]
     pub trace: bool,
+    /// Also write a JUnit XML report, one test case per input.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
@@ -46,6 +50,8 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
     let mut found = Vec::new();
     let mut ok = 0usize;
     let mut write_error = None;
+    let mut junit = args.junit.as_ref().map(|_| JunitReport::new(&args.target));
+    let mut last_result = std::time::Instant::now();
     replay(&mut executor, &files, args.trace, |r| {
         let mut text = String::new();
         match &r.crash {
@@ -63,6 +69,11 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
                 ));
                 text.push('\n');
             }
+        }
+        if let Some(junit) = &mut junit {
+            // Inputs run in batches: a case's time is its share of the wait.
+            junit.add(r.path, r.crash.as_ref(), &text, last_result.elapsed());
+            last_result = std::time::Instant::now();
         }
         if let Some(blocks) = &r.blocks {
             let sources = &session.sources;
@@ -94,6 +105,9 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
     })?;
     if let Some(err) = write_error {
         return Err(err);
+    }
+    if let (Some(junit), Some(path)) = (junit, &args.junit) {
+        junit.write(path)?;
     }
     let crashed: usize = kinds.values().sum();
     let detail = if kinds.is_empty() {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use php_fuzz_harness::{Crash, CrashKind};
-use php_fuzz_storage::{ArtifactDir, CrashRecord, StorageError};
+use php_fuzz_storage::{ArtifactDir, ArtifactNaming, CrashRecord, StorageError};
 
 use crate::EngineError;
 use crate::signature::signature;
@@ -46,7 +46,16 @@ impl CrashStore {
     /// A saved report of this target with a kind php-fuzz does not know is an
     /// error.
     pub fn open(dir: &Path, target: &str) -> Result<CrashStore, EngineError> {
-        let artifacts = ArtifactDir::open(dir)?;
+        CrashStore::open_named(dir, ArtifactNaming::WithReport, target)
+    }
+
+    /// As [`CrashStore::open`], with artifacts named `naming`'s way.
+    pub fn open_named(
+        dir: &Path,
+        naming: ArtifactNaming,
+        target: &str,
+    ) -> Result<CrashStore, EngineError> {
+        let artifacts = ArtifactDir::open_named(dir, naming)?;
         let mut known = HashMap::new();
         for (sidecar, record) in artifacts.existing() {
             let artifact = sidecar.with_extension("txt");

@@ -21,7 +21,7 @@ use php_fuzz_storage::{CorpusDir, CorpusFile};
 use crate::auto_dictionary::AutoDictionary;
 use crate::corpus::{Corpus, Entry};
 use crate::crashes::{CrashStore, KnownCrash};
-use crate::output::{Event, Output, StatusLine, own_rss_mb};
+use crate::output::{Event, Opening, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
 use cmp::{CmpFeedback, TracerSetup};
 use custom::{CustomMutation, CustomSetup};
@@ -185,7 +185,7 @@ impl Shared {
             dictionary: state.auto_dictionary.as_ref().map(AutoDictionary::len),
             input,
         };
-        self.out.status(&line.to_string());
+        self.out.status_line(&line);
     }
 }
 
@@ -232,7 +232,10 @@ pub fn fuzz(
         }
     };
     let mut dir = CorpusDir::open(corpus_dir)?;
-    let seeds = dir.load_all()?;
+    let mut seeds = dir.load_all()?;
+    for extra in &options.seed_dirs {
+        seeds.extend(CorpusDir::open(extra)?.load_all()?);
+    }
     let auto_dictionary = if options.cmp {
         Some(AutoDictionary::load(&dir)?)
     } else {
@@ -248,31 +251,33 @@ pub fn fuzz(
         .or(info.max_len)
         .unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
     let target_name = harness.target.display().to_string();
-    let crashes = CrashStore::open(&options.artifact_dir, &target_name)?;
+    let crashes = CrashStore::open_named(
+        &options.artifact_dir,
+        options.artifact_naming.clone(),
+        &target_name,
+    )?;
     let grammar = load_grammar(&options, &info)?;
     let grammar_corpus = grammar
         .as_ref()
         .map(|g| GrammarCorpus::new(g, &options.fragments))
         .transpose()?;
 
-    out.status(&format!(
-        "INFO: seed: {}  target: {}  php: {}  timeout: {} s  rss limit: {} MB",
-        options.seed,
-        target_name,
-        info.php_version,
-        harness.timeout.as_secs_f64(),
-        harness.rss_limit_mb
-    ));
-    out.status(&format!(
-        "INFO: corpus: {} ({} files, {} bytes)  artifacts: {}  dictionary: {} entries  max len: {}  jobs: {}",
-        dir.root().display(),
-        seeds.len(),
+    out.opening(&Opening {
+        seed: options.seed,
+        target: &target_name,
+        php_version: &info.php_version,
+        timeout_secs: harness.timeout.as_secs_f64(),
+        rss_limit_mb: harness.rss_limit_mb,
+        corpus_dir: dir.root(),
+        seed_files: seeds.len(),
         seed_bytes,
-        options.artifact_dir.display(),
-        dictionary.len(),
+        smallest_seed: seeds.iter().map(|s| s.data.len()).min().unwrap_or(0),
+        largest_seed,
+        artifact_dir: crashes.artifact_dir(),
+        dictionary_entries: dictionary.len(),
         max_len,
-        options.jobs
-    ));
+        jobs: options.jobs,
+    });
     if let Some(auto) = &auto_dictionary {
         out.status(&format!(
             "INFO: comparison feedback on: source dictionary, tracer (CMP, I2S), auto-dictionary of {} words{}",

@@ -11,6 +11,7 @@ mod auto_dictionary;
 mod corpus;
 mod crashes;
 mod fuzz;
+mod merge;
 mod minimize;
 mod output;
 mod replay;
@@ -23,8 +24,12 @@ pub use auto_dictionary::AUTO_DICTIONARY_FILE;
 pub use corpus::{Corpus, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, shell_quote};
 pub use fuzz::{CmpSummary, FuzzSummary, StopReason, fuzz};
+pub use merge::{MergeEvent, MergeOutcome, merge};
 pub use minimize::{MinimizeOptions, MinimizeOutcome, minimize};
-pub use output::{CrashContext, Output, crash_report, preview};
+pub use output::{
+    CampaignVoice, CrashContext, Event, Opening, Output, StatusLine, crash_report, preview,
+};
+pub use php_fuzz_mutate::DictionaryError;
 pub use replay::{HitsByBlock, ReplayResult, collect_inputs, replay};
 pub use signature::{normalize_message, signature};
 
@@ -55,6 +60,10 @@ pub struct FuzzOptions {
     /// `-use_value_profile=1`). The session's `SourceServer` must serve
     /// the `cmplog` rendering.
     pub use_value_profile: bool,
+    /// How crash artifacts are named (in `artifact_dir`, or libFuzzer's way).
+    pub artifact_naming: php_fuzz_storage::ArtifactNaming,
+    /// More directories whose files run as seeds; nothing is written there.
+    pub seed_dirs: Vec<PathBuf>,
 }
 
 impl Default for FuzzOptions {
@@ -74,6 +83,8 @@ impl Default for FuzzOptions {
             fragments: Vec::new(),
             cmp: true,
             use_value_profile: false,
+            artifact_naming: php_fuzz_storage::ArtifactNaming::WithReport,
+            seed_dirs: Vec::new(),
         }
     }
 }

@@ -17,6 +17,37 @@ pub struct Output {
     lock: Mutex<()>,
     closed: AtomicBool,
     quiet: bool,
+    /// Words a campaign's messages another way; php-fuzz's own if `None`.
+    voice: Option<Box<dyn CampaignVoice>>,
+}
+
+/// A campaign's messages worded another way (libFuzzer's, say): the opening
+/// lines, status lines and new crashes go to the voice instead of being
+/// written in php-fuzz's words. Warnings and errors stay as they are.
+pub trait CampaignVoice: Send + Sync + fmt::Debug {
+    fn opening(&self, out: &Output, opening: &Opening<'_>);
+    fn status(&self, out: &Output, status: &StatusLine<'_>);
+    /// A new crash, already saved as `saved`; `runs` and `seconds` so far.
+    fn new_crash(&self, out: &Output, crash: &Crash, input: &[u8], saved: &KnownCrash);
+}
+
+/// What a campaign says before it runs the corpus.
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    pub seed: u64,
+    pub target: &'a str,
+    pub php_version: &'a str,
+    pub timeout_secs: f64,
+    pub rss_limit_mb: u64,
+    pub corpus_dir: &'a Path,
+    pub seed_files: usize,
+    pub seed_bytes: usize,
+    pub smallest_seed: usize,
+    pub largest_seed: usize,
+    pub artifact_dir: &'a Path,
+    pub dictionary_entries: usize,
+    pub max_len: usize,
+    pub jobs: usize,
 }
 
 impl Output {
@@ -25,6 +56,74 @@ impl Output {
             lock: Mutex::new(()),
             closed: AtomicBool::new(false),
             quiet,
+            voice: None,
+        }
+    }
+
+    /// Output whose campaign messages `voice` words.
+    pub fn with_voice(quiet: bool, voice: Box<dyn CampaignVoice>) -> Output {
+        Output {
+            voice: Some(voice),
+            ..Output::new(quiet)
+        }
+    }
+
+    pub(crate) fn opening(&self, opening: &Opening<'_>) {
+        if self.quiet {
+            return;
+        }
+        if let Some(voice) = &self.voice {
+            return voice.opening(self, opening);
+        }
+        let o = opening;
+        self.line(&format!(
+            "INFO: seed: {}  target: {}  php: {}  timeout: {} s  rss limit: {} MB",
+            o.seed, o.target, o.php_version, o.timeout_secs, o.rss_limit_mb
+        ));
+        self.line(&format!(
+            "INFO: corpus: {} ({} files, {} bytes)  artifacts: {}  dictionary: {} entries  max len: {}  jobs: {}",
+            o.corpus_dir.display(),
+            o.seed_files,
+            o.seed_bytes,
+            o.artifact_dir.display(),
+            o.dictionary_entries,
+            o.max_len,
+            o.jobs
+        ));
+    }
+
+    pub(crate) fn status_line(&self, status: &StatusLine<'_>) {
+        if self.quiet {
+            return;
+        }
+        match &self.voice {
+            Some(voice) => voice.status(self, status),
+            None => self.line(&status.to_string()),
+        }
+    }
+
+    /// A campaign's new crash, saved as `saved`.
+    pub(crate) fn new_crash(
+        &self,
+        crash: &Crash,
+        input: &[u8],
+        number: usize,
+        runs: u64,
+        seconds: u64,
+        saved: &KnownCrash,
+    ) {
+        match &self.voice {
+            Some(voice) => voice.new_crash(self, crash, input, saved),
+            None => self.line(&crash_report(
+                crash,
+                input,
+                CrashContext::Found {
+                    number,
+                    runs,
+                    seconds,
+                    saved,
+                },
+            )),
         }
     }
 
@@ -55,7 +154,7 @@ impl Output {
 
 /// What a status line reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Event {
+pub enum Event {
     /// The corpus from disk has run.
     Inited,
     /// An input reached a new feature and joined the corpus.
@@ -80,7 +179,7 @@ impl fmt::Display for Event {
 /// A libFuzzer-style status line:
 /// `#1234     NEW    cov: 80 ft: 150 corp: 20/1Kb lim: 64 exec/s: ... L: 12/64 MS: 2 InsertByte-CopyPart-`.
 #[derive(Clone, Copy)]
-pub(crate) struct StatusLine<'a> {
+pub struct StatusLine<'a> {
     pub runs: u64,
     pub event: Event,
     pub edges: usize,

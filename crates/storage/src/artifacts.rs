@@ -38,18 +38,49 @@ pub struct SavedArtifact {
     pub sidecar: PathBuf,
 }
 
+/// How artifacts are named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ArtifactNaming {
+    /// php-fuzz's own: `DIR/crash-<sha1>.txt`, with the report beside it as
+    /// `DIR/crash-<sha1>.json`.
+    #[default]
+    WithReport,
+    /// libFuzzer's: `<prefix>crash-<sha1>`, where the prefix is a plain
+    /// string (`dir/` or `dir/name-`), and no report; every artifact goes to
+    /// `exact` instead if given (`-exact_artifact_path`).
+    LibFuzzer {
+        prefix: String,
+        exact: Option<PathBuf>,
+    },
+}
+
 /// Where crash, timeout and out-of-memory inputs are saved.
 #[derive(Debug, Clone)]
 pub struct ArtifactDir {
     dir: PathBuf,
+    naming: ArtifactNaming,
 }
 
 impl ArtifactDir {
     pub fn open(dir: &Path) -> Result<ArtifactDir, StorageError> {
-        fs::create_dir_all(dir).map_err(io_error(dir, "cannot create the artifact directory"))?;
-        Ok(ArtifactDir {
-            dir: dir.to_path_buf(),
-        })
+        ArtifactDir::open_named(dir, ArtifactNaming::WithReport)
+    }
+
+    /// Opens the directory the artifacts go to: `dir`, or with libFuzzer's
+    /// naming the directory of the prefix (or of the exact path).
+    pub fn open_named(dir: &Path, naming: ArtifactNaming) -> Result<ArtifactDir, StorageError> {
+        let dir = match &naming {
+            ArtifactNaming::WithReport => dir.to_path_buf(),
+            ArtifactNaming::LibFuzzer {
+                exact: Some(exact), ..
+            } => parent_dir(exact),
+            ArtifactNaming::LibFuzzer { prefix, .. } if prefix.ends_with('/') => {
+                PathBuf::from(prefix)
+            }
+            ArtifactNaming::LibFuzzer { prefix, .. } => parent_dir(Path::new(prefix)),
+        };
+        fs::create_dir_all(&dir).map_err(io_error(&dir, "cannot create the artifact directory"))?;
+        Ok(ArtifactDir { dir, naming })
     }
 
     pub fn dir(&self) -> &Path {
@@ -58,8 +89,18 @@ impl ArtifactDir {
 
     /// The path an input would be saved at.
     pub fn input_path(&self, prefix: &str, input: &[u8]) -> PathBuf {
-        self.dir
-            .join(format!("{prefix}-{}.txt", content_hash(input)))
+        match &self.naming {
+            ArtifactNaming::WithReport => self
+                .dir
+                .join(format!("{prefix}-{}.txt", content_hash(input))),
+            ArtifactNaming::LibFuzzer {
+                exact: Some(exact), ..
+            } => exact.clone(),
+            ArtifactNaming::LibFuzzer {
+                prefix: string_prefix,
+                ..
+            } => PathBuf::from(format!("{string_prefix}{prefix}-{}", content_hash(input))),
+        }
     }
 
     /// Saves the exact input bytes first, then the sidecar. `record`'s
@@ -71,10 +112,18 @@ impl ArtifactDir {
         record: &mut CrashRecord,
     ) -> Result<SavedArtifact, StorageError> {
         let input_path = self.input_path(prefix, input);
-        write_atomically(&input_path, input)?;
         record.sha1 = content_hash(input);
         record.input_file = input_path.display().to_string();
         record.input_size = input.len();
+        if self.naming != ArtifactNaming::WithReport {
+            // libFuzzer overwrites: -exact_artifact_path names one file for every run.
+            replace_atomically(&input_path, input)?;
+            return Ok(SavedArtifact {
+                sidecar: input_path.clone(),
+                input: input_path,
+            });
+        }
+        write_atomically(&input_path, input)?;
         let sidecar = input_path.with_extension("json");
         let mut json =
             serde_json::to_vec_pretty(record).map_err(|source| StorageError::Sidecar {
@@ -94,6 +143,9 @@ impl ArtifactDir {
     /// Crash reports already in the directory, for deduplicating across runs.
     /// Sidecars that do not parse are skipped.
     pub fn existing(&self) -> Vec<(PathBuf, CrashRecord)> {
+        if self.naming != ArtifactNaming::WithReport {
+            return Vec::new();
+        }
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -114,6 +166,14 @@ impl ArtifactDir {
             .collect();
         found.sort_by(|a, b| a.0.cmp(&b.0));
         found
+    }
+}
+
+/// The directory `path` is in (`.` for a bare name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
@@ -156,5 +216,39 @@ mod tests {
         assert_eq!(existing.len(), 1);
         assert_eq!(existing[0].1, rec);
         assert_eq!(existing[0].1.input_size, input.len());
+    }
+
+    #[test]
+    fn libfuzzer_naming_is_a_plain_prefix_without_a_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = format!("{}/out/run1-", dir.path().display());
+        let naming = ArtifactNaming::LibFuzzer {
+            prefix: prefix.clone(),
+            exact: None,
+        };
+        let artifacts = ArtifactDir::open_named(Path::new("unused"), naming).unwrap();
+        assert_eq!(artifacts.dir(), dir.path().join("out"));
+        let saved = artifacts.save("timeout", b"x", &mut record()).unwrap();
+        assert_eq!(
+            saved.input,
+            PathBuf::from(format!("{prefix}timeout-{}", content_hash(b"x")))
+        );
+        assert_eq!(fs::read(&saved.input).unwrap(), b"x");
+        assert_eq!(fs::read_dir(dir.path().join("out")).unwrap().count(), 1);
+        assert!(artifacts.existing().is_empty());
+
+        let exact = dir.path().join("exact/min");
+        let naming = ArtifactNaming::LibFuzzer {
+            prefix: "./".into(),
+            exact: Some(exact.clone()),
+        };
+        let artifacts = ArtifactDir::open_named(Path::new("unused"), naming).unwrap();
+        artifacts.save("crash", b"a", &mut record()).unwrap();
+        artifacts.save("crash", b"b", &mut record()).unwrap();
+        assert_eq!(
+            fs::read(&exact).unwrap(),
+            b"b",
+            "the exact path is overwritten"
+        );
     }
 }

@@ -9,7 +9,7 @@ mod corpus_dir;
 
 use std::path::PathBuf;
 
-pub use artifacts::{ArtifactDir, CrashRecord, SavedArtifact};
+pub use artifacts::{ArtifactDir, ArtifactNaming, CrashRecord, SavedArtifact};
 pub use corpus_dir::{CorpusDir, CorpusFile, OWNERSHIP_JOURNAL, STATE_DIR};
 
 /// Hex SHA-1 of `data`: the name of corpus entries and artifacts.

@@ -84,3 +84,130 @@ pub fn sidecar(artifact: &Path) -> serde_json::Value {
         .expect("sidecar next to the artifact");
     serde_json::from_str(&text).expect("sidecar is JSON")
 }
+
+/// Writes a small composer project into `dir`: `acme/json-lite`, PSR-4
+/// namespace `Acme\JsonLite\` in src/, a hand-written vendor/autoload.php,
+/// and a planted bug: `Decoder->decode("{}")` reads a missing array key (a
+/// warning). `Decoder::isValid()` is safe.
+pub fn composer_project(dir: &Path) {
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "composer.json",
+        r#"{
+    "name": "acme/json-lite",
+    "description": "A tiny JSON subset decoder",
+    "type": "library",
+    "require": {
+        "php": ">=8.1"
+    },
+    "autoload": {
+        "psr-4": {
+            "Acme\\JsonLite\\": "src/"
+        }
+    },
+    "scripts": {
+        "test": "phpunit"
+    }
+}
+"#,
+    );
+    write(
+        "vendor/autoload.php",
+        r#"<?php
+// Hand-written stand-in for Composer's autoloader: PSR-4, as composer.json says.
+spl_autoload_register(function (string $class): void {
+    $prefix = 'Acme\\JsonLite\\';
+    if (strncmp($class, $prefix, strlen($prefix)) === 0) {
+        require __DIR__ . '/../src/' . str_replace('\\', '/', substr($class, strlen($prefix))) . '.php';
+    }
+});
+"#,
+    );
+    write(
+        "src/Decoder.php",
+        r#"<?php
+namespace Acme\JsonLite;
+
+final class Decoder
+{
+    /** Decodes a tiny JSON subset. */
+    public function decode(string $text): mixed
+    {
+        if ($text === '') {
+            return null;
+        }
+        if ($text[0] === '{') {
+            return $this->object($text);
+        }
+        return is_numeric($text) ? (float) $text : $text;
+    }
+
+    private function object(string $text): array
+    {
+        if (strlen($text) > 1 && $text[1] === '}') {
+            $members = [];
+            return [$members[0]]; // planted bug: "{}" reads a missing key
+        }
+        return ['raw' => substr($text, 1)];
+    }
+
+    public static function isValid(string $text): bool
+    {
+        return $text !== '' && ($text[0] === '{' || is_numeric($text));
+    }
+}
+"#,
+    );
+}
+
+/// A Python that can import `module`: $PHP_FUZZ_TEST_PYTHON, else `python3`
+/// (`scripts/setup --test-libs` makes a venv with the test modules and CI
+/// points the variable at it). Missing outside CI: the caller's check is
+/// skipped, loudly. Missing in CI: the test fails.
+pub fn python_with(module: &str) -> Option<PathBuf> {
+    let python = std::env::var_os("PHP_FUZZ_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let found = Command::new(&python)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return Some(python);
+    }
+    let message = format!(
+        "the Python module `{module}` is not importable by {}: run `scripts/setup --test-libs` \
+         (it installs it into target/test-venv) and set PHP_FUZZ_TEST_PYTHON=target/test-venv/bin/python, \
+         or `pip install {module}`",
+        python.display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{message}");
+    }
+    eprintln!("SKIPPED (not in CI): {message}");
+    None
+}
+
+/// Every file parses as YAML (PyYAML's safe_load).
+pub fn assert_yaml_parses(files: &[&Path]) {
+    let Some(python) = python_with("yaml") else {
+        return;
+    };
+    for file in files {
+        let output = Command::new(&python)
+            .args(["-c", "import sys, yaml; yaml.safe_load(open(sys.argv[1]))"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{} is not valid YAML: {}",
+            file.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

@@ -12,7 +12,7 @@ use super::{Shared, State, StopReason};
 use crate::EngineError;
 use crate::corpus::{Entry, keeps_all};
 use crate::crashes::Recorded;
-use crate::output::{CrashContext, Event, crash_report, known_crash_line};
+use crate::output::{Event, known_crash_line};
 
 /// Takes a batch's results into the shared state.
 pub(super) fn absorb(
@@ -121,17 +121,10 @@ fn record_crash(
     match state.crashes.record(input, crash)? {
         Recorded::New(saved) => {
             let saved = saved.clone();
-            let report = crash_report(
-                crash,
-                input,
-                CrashContext::Found {
-                    number: state.crashes.new_count(),
-                    runs,
-                    seconds,
-                    saved: &saved,
-                },
-            );
-            shared.out.line(&report);
+            let number = state.crashes.new_count();
+            shared
+                .out
+                .new_crash(crash, input, number, runs, seconds, &saved);
             if shared
                 .options
                 .max_crashes
