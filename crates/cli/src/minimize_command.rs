@@ -7,7 +7,7 @@ use anyhow::Context;
 use php_fuzz_engine::{MinimizeOptions, minimize, preview};
 use php_fuzz_harness::Executor;
 
-use crate::harness_args::HarnessArgs;
+use crate::harness_args::{HarnessArgs, positive_seconds};
 use crate::stdout::Stdout;
 
 /// Arguments of `php-fuzz minimize-crash`.
@@ -19,10 +19,10 @@ pub struct MinimizeArgs {
     #[command(flatten)]
     pub harness: HarnessArgs,
     /// Stop after this many runs (the best input so far is still written).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_runs: Option<u64>,
     /// Stop after this many seconds (the best input so far is still written).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = positive_seconds)]
     pub max_time: Option<f64>,
     /// Where minimized-<sha1>.txt is written.
     #[arg(long, value_name = "DIR", default_value = ".")]

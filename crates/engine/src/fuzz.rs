@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+mod confirm;
 mod feedback;
 mod scratch;
 
@@ -15,9 +16,10 @@ use php_fuzz_mutate::{Dictionary, LengthControl, Mutator, Sequence};
 use php_fuzz_storage::{CorpusDir, CorpusFile};
 
 use crate::corpus::{Corpus, Entry};
-use crate::crashes::{CrashStore, KnownCrash};
+use crate::crashes::{CrashStore, KnownCrash, replay_flags};
 use crate::output::{Event, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
+use confirm::confirm_new_crashes;
 use feedback::absorb;
 use scratch::Scratch;
 
@@ -87,6 +89,8 @@ struct State {
 
 struct Shared {
     state: Mutex<State>,
+    harness: Arc<HarnessConfig>,
+    sources: Arc<SourceServer>,
     runs: AtomicU64,
     interrupted: Arc<AtomicBool>,
     options: FuzzOptions,
@@ -99,6 +103,18 @@ struct Shared {
     dictionary: Dictionary,
     /// Entries other php-fuzz processes wrote, found by --reload, to be run.
     reloaded: Mutex<Vec<CorpusFile>>,
+}
+
+impl State {
+    /// Whether `crash` would be saved now: a new bug, and --max-crashes not
+    /// reached yet.
+    fn would_save(&self, shared: &Shared, crash: &php_fuzz_harness::Crash) -> bool {
+        !self.crashes.knows(crash)
+            && shared
+                .options
+                .max_crashes
+                .is_none_or(|max| self.crashes.new_count() < max)
+    }
 }
 
 impl Shared {
@@ -197,7 +213,11 @@ pub fn fuzz(
         .or(info.max_len)
         .unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
     let target_name = harness.target.display().to_string();
-    let crashes = CrashStore::open(&options.artifact_dir, &target_name)?;
+    let crashes = CrashStore::open(
+        &options.artifact_dir,
+        &target_name,
+        &replay_flags(&harness, sources.style()),
+    )?;
 
     out.status(&format!(
         "INFO: seed: {}  target: {}  php: {}  timeout: {} s  rss limit: {} MB",
@@ -233,6 +253,8 @@ pub fn fuzz(
             last_status: Instant::now(),
             last_status_runs: 0,
         }),
+        harness: Arc::clone(&harness),
+        sources: Arc::clone(&sources),
         runs: AtomicU64::new(0),
         interrupted,
         options,
@@ -247,16 +269,24 @@ pub fn fuzz(
     });
 
     let mut scratch = Scratch::new();
-    run_seeds(&shared, &mut first, &mut scratch, seeds)?;
+    let seeds_run = run_seeds(&shared, &mut first, &mut scratch, seeds)?;
     {
         let mut state = shared.lock();
         let longest = state.corpus.max_len();
         state.length.at_least(longest);
         if state.corpus.is_empty() {
-            shared.out.line(
-                "WARNING: no input reached any instrumented code: is the target's code instrumented? \
-                 (files tree-sitter cannot parse run without coverage). Fuzzing blindly from an empty input.",
-            );
+            if seeds_run.ran > 0 && seeds_run.crashed == seeds_run.ran {
+                shared.out.line(&format!(
+                    "INFO: every seed input crashes ({} of {}), so none joins the corpus; \
+                     fuzzing from an empty input.",
+                    seeds_run.crashed, seeds_run.ran
+                ));
+            } else {
+                shared.out.line(
+                    "WARNING: no input reached any instrumented code: is the target's code instrumented? \
+                     (files tree-sitter cannot parse run without coverage). Fuzzing blindly from an empty input.",
+                );
+            }
             state.corpus.add(Entry {
                 data: Vec::new(),
                 path: None,
@@ -340,13 +370,21 @@ fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
     }
 }
 
+/// How many corpus files ran, and how many of them crashed.
+#[derive(Debug, Default, Clone, Copy)]
+struct SeedsRun {
+    ran: usize,
+    crashed: usize,
+}
+
 /// Runs the corpus as found on disk; keeps what reaches new features.
 fn run_seeds(
     shared: &Shared,
     executor: &mut Executor,
     scratch: &mut Scratch,
     seeds: Vec<CorpusFile>,
-) -> Result<(), EngineError> {
+) -> Result<SeedsRun, EngineError> {
+    let mut counts = SeedsRun::default();
     let mut seeds = seeds;
     if seeds.is_empty() {
         seeds.push(CorpusFile {
@@ -373,9 +411,12 @@ fn run_seeds(
             scratch.push_file(data, path);
         }
         run_and_collect(shared, executor, scratch)?;
+        counts.ran += scratch.batch.len();
+        counts.crashed += scratch.crashed.iter().filter(|&&c| c).count();
+        confirm_new_crashes(shared, scratch);
         absorb(shared, &mut shared.lock(), scratch)?;
     }
-    Ok(())
+    Ok(counts)
 }
 
 fn run_and_collect(
@@ -447,6 +488,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
             }
             if in_flight {
                 finish_and_collect(shared, &mut executor, &mut current)?;
+                confirm_new_crashes(shared, &mut current);
                 absorb(shared, &mut shared.lock(), &mut current)?;
             }
             if !reloaded.is_empty() {

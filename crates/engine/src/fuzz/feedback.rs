@@ -109,6 +109,10 @@ fn record_crash(
     input: &[u8],
     crash: &Crash,
 ) -> Result<(), EngineError> {
+    if !state.crashes.knows(crash) && !state.would_save(shared, crash) {
+        // --max-crashes is reached: the campaign is stopping, and saves no more.
+        return Ok(());
+    }
     let runs = shared.runs.load(Ordering::Relaxed);
     let seconds = shared.started.elapsed().as_secs();
     match state.crashes.record(input, crash)? {
