@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use php_fuzz_engine::{MinimizeOptions, minimize, preview};
+use php_fuzz_engine::{MinimizeOptions, TIMEOUT_MARGIN, minimize, preview};
 use php_fuzz_harness::Executor;
 
 use crate::harness_args::{HarnessArgs, positive_seconds};
@@ -74,6 +74,12 @@ pub fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         outcome.elapsed.as_secs_f64()
     ))?;
     stdout.line(format_args!("same crash: {}", outcome.signature))?;
+    if let Some(timeout) = outcome.timeout_at {
+        stdout.line(format_args!(
+            "  every kept input hung past {} s ({TIMEOUT_MARGIN} × --timeout), so the result hangs by a clear margin",
+            timeout.as_secs_f64()
+        ))?;
+    }
     stdout.line(format_args!("  {}", outcome.crash.problem.headline()))?;
     for line in outcome.crash.problem.trace.lines() {
         stdout.line(format_args!("    {line}"))?;

@@ -488,3 +488,46 @@ fn crashes_told_apart_by_their_caller_name_it_in_the_summary() {
         "{summary:#?}"
     );
 }
+
+#[test]
+fn a_minimized_timeout_still_hangs_by_a_clear_margin() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = target("hostile/engine_slow_by_length.php");
+    // 0.55 s per "a": 2.2 s in all, a timeout at --timeout 1.
+    fs::write(dir.path().join("slow"), b"aaaa").unwrap();
+    let run = php_fuzz(
+        &[
+            "minimize-crash",
+            &t,
+            "slow",
+            "--timeout",
+            "1",
+            "--max-runs",
+            "6",
+            "--artifact-dir",
+            "out",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 0, "{}", run.all());
+    let minimized = fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // Half as much again as --timeout: an input that only just passed the
+    // limit under instrumentation runs through.
+    let replay = php_fuzz(
+        &["run-single", &t, minimized.to_str().unwrap(), "--timeout", "1.5"],
+        dir.path(),
+    );
+    assert_eq!(
+        replay.code(),
+        70,
+        "minimized to {:?}\n{}\n{}",
+        fs::read(&minimized).unwrap(),
+        run.all(),
+        replay.all()
+    );
+}

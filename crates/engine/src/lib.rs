@@ -21,7 +21,7 @@ use std::time::Duration;
 pub use corpus::{Corpus, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, replay_flags, shell_quote};
 pub use fuzz::{FuzzSummary, StopReason, fuzz};
-pub use minimize::{MinimizeOptions, MinimizeOutcome, minimize};
+pub use minimize::{MinimizeOptions, MinimizeOutcome, TIMEOUT_MARGIN, minimize};
 pub use output::{CrashContext, Output, crash_report, preview, summary_line};
 pub use replay::{HitsByBlock, ReplayResult, collect_inputs, replay};
 pub use signature::{normalize_message, signature};
