@@ -55,6 +55,8 @@ pub struct FuzzArgs {
 }
 
 pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
+    // First, so that SIGXFSZ (a write past `ulimit -f`) is an error anywhere.
+    let interrupted = crate::interrupt::install()?;
     let session = args.harness.session(&args.target)?;
     if args.jobs == 0 {
         anyhow::bail!("--jobs must be at least 1");
@@ -77,7 +79,6 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         artifact_dir: args.artifact_dir.clone(),
         reload: args.reload.map(Duration::from_secs_f64),
     };
-    let interrupted = crate::interrupt::install()?;
     let summary = fuzz(
         session.config,
         session.sources,

@@ -10,13 +10,15 @@
 //!   calling `posix_kill(posix_getppid(), SIGTERM)`) are ignored with a
 //!   warning: a target cannot stop the fuzzer. So are SIGUSR1, SIGUSR2 and
 //!   SIGALRM, whose default action would end php-fuzz.
+//! - SIGXFSZ (a write past `ulimit -f`) is ignored, so that write fails
+//!   with an error php-fuzz reports instead of killing it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
+use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGXFSZ};
 use signal_hook::iterator::SignalsInfo;
 use signal_hook::iterator::exfiltrator::WithOrigin;
 
@@ -30,7 +32,9 @@ const EXIT_AT_ONCE: i32 = 130;
 pub fn install() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     let mut signals =
-        SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM])
+        SignalsInfo::<WithOrigin>::new([
+            SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGXFSZ,
+        ])
             .context("cannot install the signal handlers")?;
     let stop = Arc::clone(&flag);
     std::thread::Builder::new()
@@ -39,6 +43,9 @@ pub fn install() -> anyhow::Result<Arc<AtomicBool>> {
             let mut requests = StopRequests::default();
             let mut warned = false;
             for origin in signals.forever() {
+                if origin.signal == SIGXFSZ {
+                    continue;
+                }
                 let sender = origin.process.map(|p| p.pid);
                 if let Some(pid) = sender.filter(|&pid| is_descendant(pid)) {
                     if !warned {

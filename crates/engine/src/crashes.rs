@@ -101,7 +101,7 @@ impl CrashStore {
             return Ok(Recorded::Duplicate(known));
         }
         let prefix = crash.kind.artifact_prefix();
-        let artifact_path = self.artifacts.input_path(prefix, input);
+        let artifact_path = self.artifacts.input_path(prefix, input, &self.target);
         let p = &crash.problem;
         let mut record = CrashRecord {
             kind: crash.kind.name().to_string(),

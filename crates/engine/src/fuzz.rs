@@ -13,7 +13,7 @@ mod scratch;
 use php_fuzz_coverage::{FeatureSet, FingerprintCache};
 use php_fuzz_harness::{Executor, HarnessConfig, SourceServer, TargetInfo};
 use php_fuzz_mutate::{Dictionary, LengthControl, Mutator, Sequence};
-use php_fuzz_storage::{CorpusDir, CorpusFile};
+use php_fuzz_storage::{CorpusDir, CorpusFile, Loaded};
 
 use crate::corpus::{Corpus, Entry};
 use crate::crashes::{CrashStore, KnownCrash, replay_flags};
@@ -23,6 +23,9 @@ use confirm::confirm_new_crashes;
 use feedback::absorb;
 use scratch::Scratch;
 
+/// Without --max-len or setMaxLen(), at most this much of each corpus file
+/// is read.
+const MAX_SEED_BYTES: usize = 16 << 20;
 /// Inputs bigger than this in total are split over several batches.
 const MAX_BATCH_BYTES: usize = 8 << 20;
 const PULSE_EVERY: Duration = Duration::from_secs(3);
@@ -205,13 +208,14 @@ pub fn fuzz(
         }
     };
     let mut dir = CorpusDir::open(corpus_dir)?;
-    let seeds = dir.load_all()?;
+    let explicit_max_len = options.max_len.or(info.max_len);
+    dir.set_read_limit(explicit_max_len.unwrap_or(MAX_SEED_BYTES));
+    let loaded = dir.load_all()?;
+    report_load(&out, &loaded, explicit_max_len);
+    let seeds = loaded.files;
     let seed_bytes: usize = seeds.iter().map(|s| s.data.len()).sum();
     let largest_seed = seeds.iter().map(|s| s.data.len()).max().unwrap_or(0);
-    let max_len = options
-        .max_len
-        .or(info.max_len)
-        .unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
+    let max_len = explicit_max_len.unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
     let target_name = harness.target.display().to_string();
     let crashes = CrashStore::open(
         &options.artifact_dir,
@@ -353,6 +357,30 @@ pub fn fuzz(
         corpus_dir: state.corpus_dir.root().to_path_buf(),
         seed: shared.options.seed,
     })
+}
+
+/// Corpus entries skipped or cut while loading, said once.
+fn report_load(out: &Output, loaded: &Loaded, max_len: Option<usize>) {
+    const SHOWN: usize = 10;
+    for reason in loaded.skipped.iter().take(SHOWN) {
+        out.line(&format!("WARNING: corpus entry skipped: {reason}"));
+    }
+    if loaded.skipped.len() > SHOWN {
+        out.line(&format!(
+            "WARNING: {} more corpus entries skipped",
+            loaded.skipped.len() - SHOWN
+        ));
+    }
+    if loaded.cut > 0 {
+        let limit = max_len.map_or_else(
+            || format!("{MAX_SEED_BYTES} bytes"),
+            |len| format!("--max-len ({len} bytes)"),
+        );
+        out.line(&format!(
+            "INFO: {} corpus entries are longer than {limit}: only their start is used",
+            loaded.cut
+        ));
+    }
 }
 
 fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
@@ -598,11 +626,11 @@ fn monitor(shared: &Shared) {
         {
             last_reload = Instant::now();
             match state.corpus_dir.load_new() {
-                Ok(files) if !files.is_empty() => {
+                Ok(loaded) => {
+                    report_load(&shared.out, &loaded, Some(state.max_len));
                     let mut pending = shared.reloaded.lock().unwrap_or_else(|p| p.into_inner());
-                    pending.extend(files);
+                    pending.extend(loaded.files);
                 }
-                Ok(_) => {}
                 Err(err) => shared.out.line(&format!("WARNING: --reload: {err}")),
             }
         }
