@@ -38,7 +38,13 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_crashes: Option<usize>,
     /// Harness processes fuzzing in parallel, sharing one corpus.
-    #[arg(short = 'j', long, value_name = "N", default_value_t = 1, allow_negative_numbers = true)]
+    #[arg(
+        short = 'j',
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub jobs: usize,
     /// Dictionary file in AFL/libFuzzer format (repeatable).
     #[arg(long = "dict", value_name = "FILE")]

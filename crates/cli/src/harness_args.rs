@@ -21,7 +21,12 @@ pub struct HarnessArgs {
           allow_negative_numbers = true, value_parser = positive_seconds)]
     pub timeout: f64,
     /// Memory limit of the harness, in MB: PHP's memory_limit and the process's RSS.
-    #[arg(long, value_name = "MB", default_value_t = 2048, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "MB",
+        default_value_t = 2048,
+        allow_negative_numbers = true
+    )]
     pub rss_limit_mb: u64,
     /// How instrumented code records coverage (see docs/instrumentation.md).
     #[arg(long, value_enum, default_value_t = StyleArg::Trace)]

@@ -31,11 +31,10 @@ const EXIT_AT_ONCE: i32 = 130;
 /// Installs the handlers; the returned flag is set on the first stop request.
 pub fn install() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
-    let mut signals =
-        SignalsInfo::<WithOrigin>::new([
-            SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGXFSZ,
-        ])
-            .context("cannot install the signal handlers")?;
+    let mut signals = SignalsInfo::<WithOrigin>::new([
+        SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGXFSZ,
+    ])
+    .context("cannot install the signal handlers")?;
     let stop = Arc::clone(&flag);
     std::thread::Builder::new()
         .name("php-fuzz-signals".into())
@@ -186,7 +185,10 @@ mod tests {
 
     #[test]
     fn children_descend_from_us_and_our_parent_does_not() {
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         assert!(is_descendant(child.id() as i32));
         child.kill().unwrap();
         child.wait().unwrap();

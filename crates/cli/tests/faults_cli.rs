@@ -81,8 +81,8 @@ fn assert_nothing_broken(corpus: &Path, artifact_dir: &Path, context: &str) {
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         assert!(!name.starts_with(".php-fuzz-tmp"), "{context}: {name} left");
         if name.ends_with(".json") {
-            let record: serde_json::Value =
-                serde_json::from_slice(&fs::read(&path).unwrap()).unwrap_or_else(|err| {
+            let record: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap())
+                .unwrap_or_else(|err| {
                     panic!("{context}: {name} does not parse: {err}");
                 });
             let input = fs::read(path.with_extension("txt")).unwrap();
@@ -106,7 +106,9 @@ fn kill_9_twenty_times_leaves_no_broken_file_and_the_next_run_resumes() {
     // A fixed sequence of "random" moments, 0.3 to 1.5 s into each run.
     let mut state = 12345u64;
     for round in 0..20 {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let wait = Duration::from_millis(300 + (state >> 33) % 1200);
         let mut child = Command::new(bin())
             .args(["fuzz", &t, "corpus", "--artifact-dir", "out", "-q"])
@@ -323,7 +325,11 @@ fn odd_corpus_entries_are_skipped_with_a_warning_and_long_ones_cut() {
     );
     assert!(started.elapsed() < Duration::from_secs(60), "{}", run.all());
     let err = run.stderr();
-    assert!(err.contains("==== Done (reached --max-runs)"), "{}", run.all());
+    assert!(
+        err.contains("==== Done (reached --max-runs)"),
+        "{}",
+        run.all()
+    );
     for name in ["loop", "sub/up", "dangling", "fifo", "socket"] {
         assert!(
             err.lines()
@@ -451,5 +457,9 @@ fn two_campaigns_on_different_targets_share_one_artifact_dir() {
         "{}",
         again.all()
     );
-    assert!(again.stderr().contains("(0 new this run)"), "{}", again.all());
+    assert!(
+        again.stderr().contains("(0 new this run)"),
+        "{}",
+        again.all()
+    );
 }

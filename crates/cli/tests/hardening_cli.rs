@@ -118,7 +118,12 @@ fn sigterm_through_the_process_group_ends_with_the_summary_and_the_crash_exit_co
             run.all()
         );
         assert!(!run.stderr().contains("exiting now"), "{}", run.all());
-        assert_eq!(run.code(), 77, "round {round}: a crash was found\n{}", run.all());
+        assert_eq!(
+            run.code(),
+            77,
+            "round {round}: a crash was found\n{}",
+            run.all()
+        );
     }
 }
 
@@ -343,11 +348,15 @@ fn memory_restarts_are_counted_as_such() {
 fn a_negative_timeout_gets_one_clear_message_however_it_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let t = target("targets/noop.php");
-    let spaced = php_fuzz(&["run-single", &t, "/dev/null", "--timeout", "-1"], dir.path());
+    let spaced = php_fuzz(
+        &["run-single", &t, "/dev/null", "--timeout", "-1"],
+        dir.path(),
+    );
     let joined = php_fuzz(&["run-single", &t, "/dev/null", "--timeout=-1"], dir.path());
     for run in [&spaced, &joined] {
         assert!(
-            run.stderr().contains("must be a positive number of seconds"),
+            run.stderr()
+                .contains("must be a positive number of seconds"),
             "{}",
             run.all()
         );
@@ -422,7 +431,10 @@ fn every_seed_crashing_is_said_as_such_not_as_missing_instrumentation() {
     );
     assert_eq!(run.code(), 77, "{}", run.all());
     let err = run.stderr();
-    assert!(!err.contains("no input reached any instrumented code"), "{err}");
+    assert!(
+        !err.contains("no input reached any instrumented code"),
+        "{err}"
+    );
     assert!(err.contains("every seed input crashes (2 of 2)"), "{err}");
 }
 
@@ -519,7 +531,13 @@ fn a_minimized_timeout_still_hangs_by_a_clear_margin() {
     // Half as much again as --timeout: an input that only just passed the
     // limit under instrumentation runs through.
     let replay = php_fuzz(
-        &["run-single", &t, minimized.to_str().unwrap(), "--timeout", "1.5"],
+        &[
+            "run-single",
+            &t,
+            minimized.to_str().unwrap(),
+            "--timeout",
+            "1.5",
+        ],
         dir.path(),
     );
     assert_eq!(

@@ -58,7 +58,9 @@ pub(crate) fn caller_in_signature(signature: &str) -> Option<&str> {
     if !signature.starts_with("exception ") {
         return None;
     }
-    signature.rsplit_once(CALLER_SEPARATOR).map(|(_, caller)| caller)
+    signature
+        .rsplit_once(CALLER_SEPARATOR)
+        .map(|(_, caller)| caller)
 }
 
 const CALLER_SEPARATOR: &str = " < ";
@@ -224,7 +226,10 @@ mod tests {
         other_caller.problem.frames[1].function = "P->h()".into();
         assert_ne!(signature(&a), signature(&other_caller));
         assert_eq!(caller_in_signature(&signature(&a)), Some("P->g()"));
-        assert_eq!(caller_in_signature(&signature(&other_caller)), Some("P->h()"));
+        assert_eq!(
+            caller_in_signature(&signature(&other_caller)),
+            Some("P->h()")
+        );
         let mut other_path = a.clone();
         other_path.problem.frames[2].function = "Entry::point()".into();
         assert_eq!(

@@ -89,7 +89,9 @@ fn line_of_byte(source: &[u8], at: usize) -> u32 {
 enum Parse {
     Tree(Tree),
     /// Stopped [`PARSE_PAST_ERROR_BYTES`] past an error seen near `error_at`.
-    Stopped { error_at: usize },
+    Stopped {
+        error_at: usize,
+    },
     /// tree-sitter gave up.
     Failed,
 }

@@ -197,6 +197,9 @@ mod tests {
         assert_eq!(targets, ["/other.php", "/t.php"]);
         // Found again, each report stays where it is.
         assert_eq!(artifacts.input_path("crash", b"same", "/t.php"), a.input);
-        assert_eq!(artifacts.input_path("crash", b"same", "/other.php"), b.input);
+        assert_eq!(
+            artifacts.input_path("crash", b"same", "/other.php"),
+            b.input
+        );
     }
 }

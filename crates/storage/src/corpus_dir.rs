@@ -183,7 +183,9 @@ impl CorpusDir {
                     continue;
                 }
             };
-            if data.len() == self.read_limit && entry.metadata().is_ok_and(|m| m.len() > data.len() as u64) {
+            if data.len() == self.read_limit
+                && entry.metadata().is_ok_and(|m| m.len() > data.len() as u64)
+            {
                 loaded.cut += 1;
             }
             self.known.insert(path.clone());

@@ -24,7 +24,13 @@ pub(super) fn confirm_new_crashes(shared: &Shared, scratch: &mut Scratch) {
             continue;
         }
         let input = scratch.batch.get(*index);
-        if let Some(note) = rerun_alone(shared, input, &key) {
+        let note = if shared.should_stop() {
+            // A re-run may take a whole timeout; the campaign is ending.
+            Some("not re-run alone: the campaign was stopping".to_string())
+        } else {
+            rerun_alone(shared, input, &key)
+        };
+        if let Some(note) = note {
             crash.note = Some(match crash.note.take() {
                 Some(earlier) => format!("{earlier}; {note}"),
                 None => note,
