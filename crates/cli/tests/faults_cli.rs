@@ -10,24 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Run, artifacts, fixture, sidecar};
+use common::{Run, artifacts, bin, fixture, php_fuzz, sidecar};
 use php_fuzz_storage::{OWNERSHIP_JOURNAL, content_hash};
-
-fn bin() -> PathBuf {
-    std::env::var_os("PHP_FUZZ_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_php-fuzz")))
-}
-
-fn php_fuzz(args: &[&str], cwd: &Path) -> Run {
-    let output = Command::new(bin())
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CI")
-        .output()
-        .expect("running php-fuzz");
-    Run { output }
-}
 
 fn target(name: &str) -> String {
     fixture(name).display().to_string()

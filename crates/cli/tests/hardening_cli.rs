@@ -10,23 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Run, artifacts, fixture, sidecar};
-
-fn bin() -> PathBuf {
-    std::env::var_os("PHP_FUZZ_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_php-fuzz")))
-}
-
-fn php_fuzz(args: &[&str], cwd: &Path) -> Run {
-    let output = Command::new(bin())
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CI")
-        .output()
-        .expect("running php-fuzz");
-    Run { output }
-}
+use common::{Run, artifacts, bin, fixture, php_fuzz, sidecar};
 
 /// Starts php-fuzz in a process group of its own, as a shell or CI runner does.
 fn spawn(args: &[&str], cwd: &Path) -> Child {
@@ -75,6 +59,14 @@ fn seeds(dir: &Path, files: &[(&str, &[u8])]) {
     for (name, data) in files {
         fs::write(dir.join(name), data).unwrap();
     }
+}
+
+/// `php-fuzz fuzz FIXTURE corpus --seed 1 EXTRA…` in `dir`.
+fn fuzz_fixture(dir: &Path, fixture: &str, extra: &[&str]) -> Run {
+    let target = target(fixture);
+    let mut args = vec!["fuzz", &target, "corpus", "--seed", "1"];
+    args.extend_from_slice(extra);
+    php_fuzz(&args, dir)
 }
 
 fn target(name: &str) -> String {
@@ -276,17 +268,10 @@ fn a_finding_that_needs_earlier_runs_is_saved_and_says_it_does_not_reproduce_alo
 fn a_finding_that_reproduces_alone_has_no_such_note() {
     let dir = tempfile::tempdir().unwrap();
     seeds(&dir.path().join("corpus"), &[("crash", b"1")]);
-    let run = php_fuzz(
-        &[
-            "fuzz",
-            &target("hostile/engine_many_crashes.php"),
-            "corpus",
-            "--seed",
-            "1",
-            "--max-runs",
-            "10",
-        ],
+    let run = fuzz_fixture(
         dir.path(),
+        "hostile/engine_many_crashes.php",
+        &["--max-runs", "10"],
     );
     let found = artifacts(dir.path(), "crash-");
     assert!(!found.is_empty(), "{}", run.all());
@@ -299,20 +284,10 @@ fn a_finding_that_reproduces_alone_has_no_such_note() {
 #[test]
 fn memory_restarts_are_counted_as_such() {
     let dir = tempfile::tempdir().unwrap();
-    let run = php_fuzz(
-        &[
-            "fuzz",
-            &target("hostile/engine_leaks.php"),
-            "corpus",
-            "--seed",
-            "1",
-            "--rss-limit-mb",
-            "64",
-            "--max-time",
-            "8",
-            "-q",
-        ],
+    let run = fuzz_fixture(
         dir.path(),
+        "hostile/engine_leaks.php",
+        &["--rss-limit-mb", "64", "--max-time", "8", "-q"],
     );
     assert_eq!(run.code(), 0, "{}", run.all());
     let line = run
@@ -391,17 +366,10 @@ fn an_error_names_its_cause_once() {
 fn a_crash_without_a_location_reads_without_at_colon_zero() {
     let dir = tempfile::tempdir().unwrap();
     seeds(&dir.path().join("corpus"), &[("k", b"K")]);
-    let run = php_fuzz(
-        &[
-            "fuzz",
-            &target("hostile/engine_kills_itself.php"),
-            "corpus",
-            "--seed",
-            "1",
-            "--max-runs",
-            "50",
-        ],
+    let run = fuzz_fixture(
         dir.path(),
+        "hostile/engine_kills_itself.php",
+        &["--max-runs", "50"],
     );
     assert_eq!(run.code(), 77, "{}", run.all());
     let summary = run
@@ -417,17 +385,10 @@ fn a_crash_without_a_location_reads_without_at_colon_zero() {
 fn every_seed_crashing_is_said_as_such_not_as_missing_instrumentation() {
     let dir = tempfile::tempdir().unwrap();
     seeds(&dir.path().join("corpus"), &[("a", b"a"), ("b", b"bb")]);
-    let run = php_fuzz(
-        &[
-            "fuzz",
-            &target("hostile/engine_always_throws.php"),
-            "corpus",
-            "--seed",
-            "1",
-            "--max-runs",
-            "50",
-        ],
+    let run = fuzz_fixture(
         dir.path(),
+        "hostile/engine_always_throws.php",
+        &["--max-runs", "50"],
     );
     assert_eq!(run.code(), 77, "{}", run.all());
     let err = run.stderr();
@@ -449,17 +410,10 @@ fn max_crashes_saves_no_more_than_asked() {
         .map(|(name, data)| (name.as_str(), data.as_slice()))
         .collect();
     seeds(&dir.path().join("corpus"), &files);
-    let run = php_fuzz(
-        &[
-            "fuzz",
-            &target("hostile/engine_many_crashes.php"),
-            "corpus",
-            "--seed",
-            "1",
-            "--max-crashes",
-            "2",
-        ],
+    let run = fuzz_fixture(
         dir.path(),
+        "hostile/engine_many_crashes.php",
+        &["--max-crashes", "2"],
     );
     assert_eq!(run.code(), 77, "{}", run.all());
     assert!(
@@ -474,17 +428,10 @@ fn max_crashes_saves_no_more_than_asked() {
 fn crashes_told_apart_by_their_caller_name_it_in_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     seeds(&dir.path().join("corpus"), &[("a", b"a"), ("b", b"b")]);
-    let run = php_fuzz(
-        &[
-            "fuzz",
-            &target("hostile/engine_callers.php"),
-            "corpus",
-            "--seed",
-            "1",
-            "--max-runs",
-            "50",
-        ],
+    let run = fuzz_fixture(
         dir.path(),
+        "hostile/engine_callers.php",
+        &["--max-runs", "50"],
     );
     assert_eq!(run.code(), 77, "{}", run.all());
     let summary: Vec<String> = run
