@@ -1,15 +1,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
-use php_fuzz_engine::{FuzzOptions, FuzzSummary, Output, fuzz};
+use php_fuzz_engine::{FuzzOptions, FuzzSummary, Output, fuzz, summary_line};
 use php_fuzz_harness::SourceServer;
 
 use crate::exit_codes;
-use crate::harness_args::HarnessArgs;
+use crate::harness_args::{HarnessArgs, positive_seconds};
 
 /// Arguments of `php-fuzz fuzz`.
 #[derive(clap::Args, Debug)]
@@ -31,16 +30,22 @@ pub struct FuzzArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Stop after this many runs.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_runs: Option<u64>,
     /// Stop after this many seconds.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = positive_seconds)]
     pub max_time: Option<f64>,
     /// Stop after this many distinct new crashes.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_crashes: Option<usize>,
     /// Harness processes fuzzing in parallel, sharing one corpus.
-    #[arg(short = 'j', long, value_name = "N", default_value_t = 1)]
+    #[arg(
+        short = 'j',
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub jobs: usize,
     /// Dictionary file in AFL/libFuzzer format (repeatable).
     #[arg(long = "dict", value_name = "FILE")]
@@ -49,7 +54,7 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub artifact_dir: PathBuf,
     /// Every SECONDS, import entries other php-fuzz processes wrote to the corpus directory.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = positive_seconds)]
     pub reload: Option<f64>,
     /// Also mutate inputs as trees of this grammar (`php-fuzz grammars` lists them);
     /// overrides the target's $config->setGrammar().
@@ -75,6 +80,8 @@ pub struct FuzzArgs {
 }
 
 pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
+    // First, so that SIGXFSZ (a write past `ulimit -f`) is an error anywhere.
+    let interrupted = crate::interrupt::install()?;
     let mut session = args.harness.session(&args.target)?;
     if args.use_value_profile {
         session.sources = Arc::new(SourceServer::with_cmplog(session.sources.style()));
@@ -105,7 +112,6 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         use_value_profile: args.use_value_profile,
         ..FuzzOptions::default()
     };
-    let interrupted = install_interrupt_handler()?;
     let summary = fuzz(
         session.config,
         session.sources,
@@ -118,21 +124,6 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
     Ok(exit_codes::for_findings(
         summary.crashes.iter().map(|c| c.kind),
     ))
-}
-
-/// First Ctrl-C (or SIGTERM) stops gracefully; a second one exits at once.
-pub fn install_interrupt_handler() -> anyhow::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let handler_flag = Arc::clone(&flag);
-    ctrlc::set_handler(move || {
-        if handler_flag.swap(true, Ordering::SeqCst) {
-            eprintln!("php-fuzz: interrupted twice, exiting now");
-            std::process::exit(130);
-        }
-        eprintln!("php-fuzz: stopping (Ctrl-C again to exit at once)…");
-    })
-    .context("cannot install the Ctrl-C handler")?;
-    Ok(flag)
 }
 
 fn print_summary(out: &Output, s: &FuzzSummary) {
@@ -169,18 +160,6 @@ fn print_summary(out: &Output, s: &FuzzSummary) {
         s.new_crashes
     ));
     for crash in &s.crashes {
-        let r = &crash.record;
-        let first = r.message.lines().next().unwrap_or("");
-        out.line(&format!(
-            "  {} {}: {} at {}:{}  [{}, hit {} times{}]",
-            r.kind,
-            r.class,
-            first,
-            r.file,
-            r.line,
-            crash.artifact.display(),
-            crash.hits,
-            if crash.new { "" } else { ", saved earlier" }
-        ));
+        out.line(&summary_line(crash));
     }
 }

@@ -18,10 +18,16 @@ pub struct HarnessArgs {
     #[arg(long = "ini", value_name = "KEY=VALUE", value_parser = parse_ini)]
     pub ini: Vec<(String, String)>,
     /// Seconds one input may run before it counts as a timeout.
-    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0,
+          allow_negative_numbers = true, value_parser = positive_seconds)]
     pub timeout: f64,
     /// Memory limit of the harness, in MB: PHP's memory_limit and the process's RSS.
-    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    #[arg(
+        long,
+        value_name = "MB",
+        default_value_t = 2048,
+        allow_negative_numbers = true
+    )]
     pub rss_limit_mb: u64,
     /// How instrumented code records coverage (see docs/instrumentation.md).
     #[arg(long, value_enum, default_value_t = StyleArg::Trace)]
@@ -35,6 +41,16 @@ pub struct HarnessArgs {
 pub enum StyleArg {
     Trace,
     EdgeMap,
+}
+
+/// A number of seconds for an option: finite and above zero. Negative
+/// numbers reach this parser (`allow_negative_numbers`), so `--timeout -1`
+/// and `--timeout=-1` get the same message.
+pub fn positive_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(seconds),
+        _ => Err(format!("must be a positive number of seconds, got `{s}`")),
+    }
 }
 
 fn parse_ini(s: &str) -> Result<(String, String), String> {
@@ -55,12 +71,6 @@ pub struct Session {
 impl HarnessArgs {
     pub fn session(&self, target: &Path) -> anyhow::Result<Session> {
         let target = check_target(target)?;
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            bail!(
-                "--timeout must be a positive number of seconds, got {}",
-                self.timeout
-            );
-        }
         if self.rss_limit_mb < 32 {
             bail!(
                 "--rss-limit-mb must be at least 32, got {}",

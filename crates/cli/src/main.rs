@@ -6,6 +6,7 @@ mod grammars_command;
 mod harness_args;
 mod init_command;
 mod instrument_command;
+mod interrupt;
 mod junit;
 mod libfuzzer;
 mod merge_command;
@@ -71,7 +72,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("php-fuzz: error: {err:#}");
+            eprintln!("php-fuzz: error: {}", error_text(&err));
             if let Some(failure) = load_failure(&err) {
                 // Where in the target (or what it loads) it went wrong.
                 let problem = failure.problem.as_ref();
@@ -95,6 +96,24 @@ fn main() -> ExitCode {
             ExitCode::from(exit_codes::ERROR)
         }
     }
+}
+
+/// The error and its causes on one line, like `{:#}`, but without a cause
+/// that an error's own message already quotes (`StorageError` names its
+/// `io::Error`, which is also its source).
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
 }
 
 fn load_failure(err: &anyhow::Error) -> Option<&php_fuzz_harness::LoadFailure> {

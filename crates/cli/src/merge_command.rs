@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use php_fuzz_engine::{MergeEvent, merge};
 use php_fuzz_harness::Executor;
 
-use crate::fuzz_command::install_interrupt_handler;
 use crate::harness_args::HarnessArgs;
 use crate::stdout::Stdout;
 
@@ -30,7 +29,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     let session = args.harness.session(&args.target)?;
     let mut executor = Executor::new(session.config, Arc::clone(&session.sources));
     executor.start()?;
-    let interrupted = install_interrupt_handler()?;
+    let interrupted = crate::interrupt::install()?;
     let mut stdout = Stdout::lock();
     let mut write_error = None;
     let mut last_progress = Instant::now();

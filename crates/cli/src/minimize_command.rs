@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use php_fuzz_engine::{MinimizeOptions, minimize, preview};
+use php_fuzz_engine::{MinimizeOptions, TIMEOUT_MARGIN, minimize, preview};
 use php_fuzz_harness::Executor;
 
-use crate::harness_args::HarnessArgs;
+use crate::harness_args::{HarnessArgs, positive_seconds};
 use crate::stdout::Stdout;
 
 /// Arguments of `php-fuzz minimize-crash`.
@@ -19,10 +19,10 @@ pub struct MinimizeArgs {
     #[command(flatten)]
     pub harness: HarnessArgs,
     /// Stop after this many runs (the best input so far is still written).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_runs: Option<u64>,
     /// Stop after this many seconds (the best input so far is still written).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = positive_seconds)]
     pub max_time: Option<f64>,
     /// Where minimized-<sha1>.txt is written.
     #[arg(long, value_name = "DIR", default_value = ".")]
@@ -74,6 +74,12 @@ pub fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         outcome.elapsed.as_secs_f64()
     ))?;
     stdout.line(format_args!("same crash: {}", outcome.signature))?;
+    if let Some(timeout) = outcome.timeout_at {
+        stdout.line(format_args!(
+            "  every kept input hung past {} s ({TIMEOUT_MARGIN} × --timeout), so the result hangs by a clear margin",
+            timeout.as_secs_f64()
+        ))?;
+    }
     stdout.line(format_args!("  {}", outcome.crash.problem.headline()))?;
     for line in outcome.crash.problem.trace.lines() {
         stdout.line(format_args!("    {line}"))?;

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use php_fuzz_harness::{Crash, CrashKind};
+use php_fuzz_harness::{Crash, CrashKind, HarnessConfig};
+use php_fuzz_instrument::StubStyle;
 use php_fuzz_storage::{ArtifactDir, ArtifactNaming, CrashRecord, StorageError};
 
 use crate::EngineError;
@@ -36,6 +37,9 @@ pub enum Recorded<'a> {
 pub struct CrashStore {
     artifacts: ArtifactDir,
     target: String,
+    /// The campaign's options that decide how the target runs, for the
+    /// reproduce command (see [`replay_flags`]).
+    replay_flags: String,
     known: HashMap<String, KnownCrash>,
     /// Signatures in order of discovery.
     order: Vec<String>,
@@ -45,8 +49,8 @@ impl CrashStore {
     /// Opens the artifact directory and learns the crashes saved there before.
     /// A saved report of this target with a kind php-fuzz does not know is an
     /// error.
-    pub fn open(dir: &Path, target: &str) -> Result<CrashStore, EngineError> {
-        CrashStore::open_named(dir, ArtifactNaming::WithReport, target)
+    pub fn open(dir: &Path, target: &str, replay_flags: &str) -> Result<CrashStore, EngineError> {
+        CrashStore::open_named(dir, ArtifactNaming::WithReport, target, replay_flags)
     }
 
     /// As [`CrashStore::open`], with artifacts named `naming`'s way.
@@ -54,6 +58,7 @@ impl CrashStore {
         dir: &Path,
         naming: ArtifactNaming,
         target: &str,
+        replay_flags: &str,
     ) -> Result<CrashStore, EngineError> {
         let artifacts = ArtifactDir::open_named(dir, naming)?;
         let mut known = HashMap::new();
@@ -78,6 +83,7 @@ impl CrashStore {
         Ok(CrashStore {
             artifacts,
             target: target.to_string(),
+            replay_flags: replay_flags.to_string(),
             known,
             order: Vec::new(),
         })
@@ -85,6 +91,11 @@ impl CrashStore {
 
     pub fn artifact_dir(&self) -> &Path {
         self.artifacts.dir()
+    }
+
+    /// True if `crash` is a bug already saved (by this session or an earlier one).
+    pub fn knows(&self, crash: &Crash) -> bool {
+        self.known.contains_key(&signature(crash))
     }
 
     /// Saves the crash if it is a new bug, or counts it. The input is on disk
@@ -100,7 +111,7 @@ impl CrashStore {
             return Ok(Recorded::Duplicate(known));
         }
         let prefix = crash.kind.artifact_prefix();
-        let artifact_path = self.artifacts.input_path(prefix, input);
+        let artifact_path = self.artifacts.input_path(prefix, input, &self.target);
         let p = &crash.problem;
         let mut record = CrashRecord {
             kind: crash.kind.name().to_string(),
@@ -119,9 +130,10 @@ impl CrashStore {
                 .unwrap_or(0),
             target: self.target.clone(),
             reproduce: format!(
-                "php-fuzz run-single {} {}",
+                "php-fuzz run-single {} {}{}",
                 shell_quote(&self.target),
-                shell_quote(&artifact_path.display().to_string())
+                shell_quote(&artifact_path.display().to_string()),
+                self.replay_flags
             ),
             stderr: crash.stderr.clone(),
             note: crash.note.clone(),
@@ -150,6 +162,29 @@ impl CrashStore {
 }
 
 /// Every crash kind, to find one by its name.
+/// The options of a reproduce command that make the target run as it ran in
+/// the campaign: its timeout, memory limit, `php` and ini settings, and the
+/// coverage stub when it is not the default. Each starts with a space.
+pub fn replay_flags(config: &HarnessConfig, style: StubStyle) -> String {
+    let mut flags = format!(
+        " --timeout {} --rss-limit-mb {}",
+        config.timeout.as_secs_f64(),
+        config.rss_limit_mb
+    );
+    if config.php.path != Path::new("php") {
+        flags.push_str(" --php ");
+        flags.push_str(&shell_quote(&config.php.path.display().to_string()));
+    }
+    for (key, value) in &config.ini {
+        flags.push_str(" --ini ");
+        flags.push_str(&shell_quote(&format!("{key}={value}")));
+    }
+    if style == StubStyle::EdgeMap {
+        flags.push_str(" --stub edge-map");
+    }
+    flags
+}
+
 /// Quotes a path for a shell command line when it needs it.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -185,7 +220,7 @@ mod tests {
     #[test]
     fn saves_each_bug_once_and_counts_duplicates() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = CrashStore::open(dir.path(), "/t.php").unwrap();
+        let mut store = CrashStore::open(dir.path(), "/t.php", "").unwrap();
         assert!(matches!(
             store.record(b"a", &crash(1)).unwrap(),
             Recorded::New(_)
@@ -205,17 +240,17 @@ mod tests {
     #[test]
     fn a_second_session_knows_the_first_ones_crashes() {
         let dir = tempfile::tempdir().unwrap();
-        CrashStore::open(dir.path(), "/t.php")
+        CrashStore::open(dir.path(), "/t.php", "")
             .unwrap()
             .record(b"a", &crash(1))
             .unwrap();
-        let mut again = CrashStore::open(dir.path(), "/t.php").unwrap();
+        let mut again = CrashStore::open(dir.path(), "/t.php", "").unwrap();
         assert!(
             matches!(again.record(b"zz", &crash(1)).unwrap(), Recorded::Duplicate(k) if !k.new)
         );
         assert_eq!(again.new_count(), 0);
         assert_eq!(again.hit_this_session().count(), 1);
-        let mut other_target = CrashStore::open(dir.path(), "/other.php").unwrap();
+        let mut other_target = CrashStore::open(dir.path(), "/other.php", "").unwrap();
         assert!(matches!(
             other_target.record(b"zz", &crash(1)).unwrap(),
             Recorded::New(_)
@@ -225,7 +260,7 @@ mod tests {
     #[test]
     fn a_saved_crash_of_an_unknown_kind_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        CrashStore::open(dir.path(), "/t.php")
+        CrashStore::open(dir.path(), "/t.php", "")
             .unwrap()
             .record(b"a", &crash(1))
             .unwrap();
@@ -240,13 +275,13 @@ mod tests {
             text.replace(r#""kind": "exception""#, r#""kind": "segfault""#),
         )
         .unwrap();
-        let err = CrashStore::open(dir.path(), "/t.php").unwrap_err();
+        let err = CrashStore::open(dir.path(), "/t.php", "").unwrap_err();
         assert!(
             matches!(&err, EngineError::UnknownCrashKind { kind, .. } if kind == "segfault"),
             "{err}"
         );
         assert!(
-            CrashStore::open(dir.path(), "/other.php").is_ok(),
+            CrashStore::open(dir.path(), "/other.php", "").is_ok(),
             "another target's crashes are not read"
         );
     }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 mod cmp;
+mod confirm;
 mod custom;
 mod feedback;
 mod grammar;
@@ -16,19 +17,23 @@ use php_fuzz_coverage::{FeatureSet, FingerprintCache};
 use php_fuzz_grammar::Grammar;
 use php_fuzz_harness::{Executor, HarnessConfig, SourceServer, TargetInfo};
 use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
-use php_fuzz_storage::{CorpusDir, CorpusFile};
+use php_fuzz_storage::{CorpusDir, CorpusFile, Loaded};
 
 use crate::auto_dictionary::AutoDictionary;
 use crate::corpus::{Corpus, Entry};
-use crate::crashes::{CrashStore, KnownCrash};
+use crate::crashes::{CrashStore, KnownCrash, replay_flags};
 use crate::output::{Event, Opening, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
 use cmp::{CmpFeedback, TracerSetup};
+use confirm::confirm_new_crashes;
 use custom::{CustomMutation, CustomSetup};
 use feedback::absorb;
 use grammar::{GrammarCorpus, GrammarWorker};
 use scratch::Scratch;
 
+/// Without --max-len or setMaxLen(), at most this much of each corpus file
+/// is read.
+const MAX_SEED_BYTES: usize = 16 << 20;
 /// Inputs bigger than this in total are split over several batches.
 const MAX_BATCH_BYTES: usize = 8 << 20;
 const PULSE_EVERY: Duration = Duration::from_secs(3);
@@ -116,6 +121,10 @@ struct State {
 
 struct Shared {
     state: Mutex<State>,
+    harness: Arc<HarnessConfig>,
+    /// The main harness's source server (block map, the dictionary taken
+    /// from the source).
+    sources: Arc<SourceServer>,
     runs: AtomicU64,
     interrupted: Arc<AtomicBool>,
     options: FuzzOptions,
@@ -130,12 +139,22 @@ struct Shared {
     reloaded: Mutex<Vec<CorpusFile>>,
     /// `--grammar`, else the target's `setGrammar()`.
     grammar: Option<Grammar>,
-    /// The main harness's source server (the dictionary taken from the source).
-    sources: Arc<SourceServer>,
     /// How workers start their comparison tracer; `None` with `--no-cmp`.
     tracer: Option<TracerSetup>,
     /// Set when the target has a custom mutator or crossover.
     custom: Option<CustomSetup>,
+}
+
+impl State {
+    /// Whether `crash` would be saved now: a new bug, and --max-crashes not
+    /// reached yet.
+    fn would_save(&self, shared: &Shared, crash: &php_fuzz_harness::Crash) -> bool {
+        !self.crashes.knows(crash)
+            && shared
+                .options
+                .max_crashes
+                .is_none_or(|max| self.crashes.new_count() < max)
+    }
 }
 
 impl Shared {
@@ -232,9 +251,18 @@ pub fn fuzz(
         }
     };
     let mut dir = CorpusDir::open(corpus_dir)?;
-    let mut seeds = dir.load_all()?;
+    let explicit_max_len = options.max_len.or(info.max_len);
+    let read_limit = explicit_max_len.unwrap_or(MAX_SEED_BYTES);
+    dir.set_read_limit(read_limit);
+    let loaded = dir.load_all()?;
+    report_load(&out, &loaded, explicit_max_len);
+    let mut seeds = loaded.files;
     for extra in &options.seed_dirs {
-        seeds.extend(CorpusDir::open(extra)?.load_all()?);
+        let mut extra = CorpusDir::open(extra)?;
+        extra.set_read_limit(read_limit);
+        let loaded = extra.load_all()?;
+        report_load(&out, &loaded, explicit_max_len);
+        seeds.extend(loaded.files);
     }
     let auto_dictionary = if options.cmp {
         Some(AutoDictionary::load(&dir)?)
@@ -246,15 +274,13 @@ pub fn fuzz(
     }
     let seed_bytes: usize = seeds.iter().map(|s| s.data.len()).sum();
     let largest_seed = seeds.iter().map(|s| s.data.len()).max().unwrap_or(0);
-    let max_len = options
-        .max_len
-        .or(info.max_len)
-        .unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
+    let max_len = explicit_max_len.unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
     let target_name = harness.target.display().to_string();
     let crashes = CrashStore::open_named(
         &options.artifact_dir,
         options.artifact_naming.clone(),
         &target_name,
+        &replay_flags(&harness, sources.style()),
     )?;
     let grammar = load_grammar(&options, &info)?;
     let grammar_corpus = grammar
@@ -316,6 +342,8 @@ pub fn fuzz(
             last_status_runs: 0,
             grammar: grammar_corpus,
         }),
+        harness: Arc::clone(&harness),
+        sources: Arc::clone(&sources),
         runs: AtomicU64::new(0),
         interrupted,
         options,
@@ -328,7 +356,6 @@ pub fn fuzz(
         dictionary,
         reloaded: Mutex::new(Vec::new()),
         grammar,
-        sources: Arc::clone(&sources),
         tracer,
         custom: info.custom.any().then(|| CustomSetup {
             hooks: info.custom,
@@ -351,16 +378,24 @@ pub fn fuzz(
     let mut scratch = Scratch::new();
     scratch.value_profile = shared.options.use_value_profile;
     let mut seed_parser = GrammarWorker::new(shared.grammar.as_ref());
-    run_seeds(&shared, &mut first, &mut scratch, &mut seed_parser, seeds)?;
+    let seeds_run = run_seeds(&shared, &mut first, &mut scratch, &mut seed_parser, seeds)?;
     {
         let mut state = shared.lock();
         let longest = state.corpus.max_len();
         state.length.at_least(longest);
         if state.corpus.is_empty() {
-            shared.out.line(
-                "WARNING: no input reached any instrumented code: is the target's code instrumented? \
-                 (files tree-sitter cannot parse run without coverage). Fuzzing blindly from an empty input.",
-            );
+            if seeds_run.ran > 0 && seeds_run.crashed == seeds_run.ran {
+                shared.out.line(&format!(
+                    "INFO: every seed input crashes ({} of {}), so none joins the corpus; \
+                     fuzzing from an empty input.",
+                    seeds_run.crashed, seeds_run.ran
+                ));
+            } else {
+                shared.out.line(
+                    "WARNING: no input reached any instrumented code: is the target's code instrumented? \
+                     (files tree-sitter cannot parse run without coverage). Fuzzing blindly from an empty input.",
+                );
+            }
             state.corpus.add(Entry {
                 data: Vec::new(),
                 path: None,
@@ -464,6 +499,30 @@ fn load_grammar(options: &FuzzOptions, info: &TargetInfo) -> Result<Option<Gramm
         .map_err(|source| EngineError::Grammar { origin, source })
 }
 
+/// Corpus entries skipped or cut while loading, said once.
+fn report_load(out: &Output, loaded: &Loaded, max_len: Option<usize>) {
+    const SHOWN: usize = 10;
+    for reason in loaded.skipped.iter().take(SHOWN) {
+        out.line(&format!("WARNING: corpus entry skipped: {reason}"));
+    }
+    if loaded.skipped.len() > SHOWN {
+        out.line(&format!(
+            "WARNING: {} more corpus entries skipped",
+            loaded.skipped.len() - SHOWN
+        ));
+    }
+    if loaded.cut > 0 {
+        let limit = max_len.map_or_else(
+            || format!("{MAX_SEED_BYTES} bytes"),
+            |len| format!("--max-len ({len} bytes)"),
+        );
+        out.line(&format!(
+            "INFO: {} corpus entries are longer than {limit}: only their start is used",
+            loaded.cut
+        ));
+    }
+}
+
 fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
     for warning in &info.load_warnings {
         out.line(&format!(
@@ -479,6 +538,13 @@ fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
     }
 }
 
+/// How many corpus files ran, and how many of them crashed.
+#[derive(Debug, Default, Clone, Copy)]
+struct SeedsRun {
+    ran: usize,
+    crashed: usize,
+}
+
 /// Runs the corpus as found on disk; keeps what reaches new features.
 fn run_seeds(
     shared: &Shared,
@@ -486,7 +552,8 @@ fn run_seeds(
     scratch: &mut Scratch,
     grammar: &mut GrammarWorker,
     seeds: Vec<CorpusFile>,
-) -> Result<(), EngineError> {
+) -> Result<SeedsRun, EngineError> {
+    let mut counts = SeedsRun::default();
     let mut seeds = seeds;
     if seeds.is_empty() {
         seeds.push(CorpusFile {
@@ -513,10 +580,13 @@ fn run_seeds(
             scratch.push_file(data, path);
         }
         run_and_collect(shared, executor, scratch)?;
+        counts.ran += scratch.batch.len();
+        counts.crashed += scratch.crashed.iter().filter(|&&c| c).count();
+        confirm_new_crashes(shared, scratch);
         absorb(shared, &mut shared.lock(), scratch)?;
         grammar.learn(shared, scratch);
     }
-    Ok(())
+    Ok(counts)
 }
 
 fn run_and_collect(
@@ -610,6 +680,7 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
             }
             if in_flight {
                 finish_and_collect(shared, &mut executor, &mut current)?;
+                confirm_new_crashes(shared, &mut current);
                 absorb(shared, &mut shared.lock(), &mut current)?;
                 grammar.learn(shared, &mut current);
                 if let Some(cmp) = cmp.as_mut() {
@@ -780,11 +851,11 @@ fn monitor(shared: &Shared) {
         {
             last_reload = Instant::now();
             match state.corpus_dir.load_new() {
-                Ok(files) if !files.is_empty() => {
+                Ok(loaded) => {
+                    report_load(&shared.out, &loaded, Some(state.max_len));
                     let mut pending = shared.reloaded.lock().unwrap_or_else(|p| p.into_inner());
-                    pending.extend(files);
+                    pending.extend(loaded.files);
                 }
-                Ok(_) => {}
                 Err(err) => shared.out.line(&format!("WARNING: --reload: {err}")),
             }
         }

@@ -22,12 +22,13 @@ use std::time::Duration;
 
 pub use auto_dictionary::AUTO_DICTIONARY_FILE;
 pub use corpus::{Corpus, Entry, EntryId};
-pub use crashes::{CrashStore, KnownCrash, Recorded, shell_quote};
+pub use crashes::{CrashStore, KnownCrash, Recorded, replay_flags, shell_quote};
 pub use fuzz::{CmpSummary, FuzzSummary, StopReason, fuzz};
 pub use merge::{MergeEvent, MergeOutcome, merge};
-pub use minimize::{MinimizeOptions, MinimizeOutcome, minimize};
+pub use minimize::{MinimizeOptions, MinimizeOutcome, TIMEOUT_MARGIN, minimize};
 pub use output::{
     CampaignVoice, CrashContext, Event, Opening, Output, StatusLine, crash_report, preview,
+    summary_line,
 };
 pub use php_fuzz_mutate::DictionaryError;
 pub use replay::{HitsByBlock, ReplayResult, collect_inputs, replay};

@@ -9,9 +9,10 @@
 //! (the result is then 1-minimal) or a limit is hit. Candidates are tried in speculative batches:
 //! most fail, and a batch costs one round trip to the harness.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use php_fuzz_harness::{Batch, Crash, Executor};
+use php_fuzz_harness::{Batch, Crash, CrashKind, Executor};
 
 use crate::EngineError;
 use crate::signature::signature;
@@ -36,7 +37,15 @@ pub struct MinimizeOutcome {
     pub one_minimal: bool,
     /// A limit stopped the search before it was done.
     pub stopped_early: bool,
+    /// For a timeout: the harness timeout every kept input hung past
+    /// ([`TIMEOUT_MARGIN`] × `--timeout`).
+    pub timeout_at: Option<Duration>,
 }
+
+/// A timeout is minimized with the harness's timeout this many times
+/// `--timeout`: every input it keeps hangs by a clear margin, not just past
+/// the limit under instrumentation's cost.
+pub const TIMEOUT_MARGIN: u32 = 2;
 
 /// Progress after each accepted step: (current size, runs so far).
 pub fn minimize(
@@ -46,24 +55,48 @@ pub fn minimize(
     mut progress: impl FnMut(usize, u64),
 ) -> Result<MinimizeOutcome, EngineError> {
     let started = Instant::now();
-    let mut search = Search {
-        executor,
-        options,
-        started,
-        runs: 0,
-        batch: Batch::new(),
-        signature: String::new(),
-        crash: None,
-        stopped: false,
-    };
-    let first = search.run_one(input)?;
-    let Some(crash) = first else {
+    let mut batch = Batch::new();
+    let Some(mut crash) = run_alone(executor, &mut batch, input)? else {
         return Err(EngineError::NotACrash(
             "the input does not crash the target: nothing to minimize (check it with `php-fuzz run-single`)".into(),
         ));
     };
-    search.signature = signature(&crash);
-    search.crash = Some(crash);
+    let mut runs = 1;
+    let mut timeout_at = None;
+    let mut with_margin;
+    let executor = if crash.kind == CrashKind::Timeout {
+        let mut config = executor.config().clone();
+        config.timeout *= TIMEOUT_MARGIN;
+        let timeout = config.timeout;
+        with_margin = Executor::new(Arc::new(config), Arc::clone(executor.sources()));
+        let again = run_alone(&mut with_margin, &mut batch, input)?;
+        runs += 1;
+        match again {
+            Some(again) if signature(&again) == signature(&crash) => crash = again,
+            _ => {
+                return Err(EngineError::NotACrash(format!(
+                    "the input times out at --timeout {} s but not at {} s: it does not hang by a clear margin, \
+                     and a minimized input would only just pass the limit (try a smaller --timeout)",
+                    executor.config().timeout.as_secs_f64(),
+                    timeout.as_secs_f64()
+                )));
+            }
+        }
+        timeout_at = Some(timeout);
+        &mut with_margin
+    } else {
+        executor
+    };
+    let mut search = Search {
+        executor,
+        options,
+        started,
+        runs,
+        batch,
+        signature: signature(&crash),
+        crash: Some(crash),
+        stopped: false,
+    };
 
     let mut current = input.to_vec();
     loop {
@@ -84,8 +117,22 @@ pub fn minimize(
         elapsed: started.elapsed(),
         one_minimal,
         stopped_early: search.stopped,
+        timeout_at,
         input: current,
     })
+}
+
+/// Runs `input` on its own; its crash, if it crashes.
+fn run_alone(
+    executor: &mut Executor,
+    batch: &mut Batch,
+    input: &[u8],
+) -> Result<Option<Crash>, EngineError> {
+    batch.clear();
+    batch.push(input);
+    let mut result = None;
+    executor.run_batch(batch, |r| result = r.crash)?;
+    Ok(result)
 }
 
 struct Search<'a> {
@@ -111,15 +158,6 @@ impl Search<'_> {
             self.stopped = true;
         }
         self.stopped
-    }
-
-    fn run_one(&mut self, input: &[u8]) -> Result<Option<Crash>, EngineError> {
-        self.batch.clear();
-        self.batch.push(input);
-        let mut result = None;
-        self.executor.run_batch(&self.batch, |r| result = r.crash)?;
-        self.runs += 1;
-        Ok(result)
     }
 
     /// Runs the candidates in the batch; returns the first that crashes the

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use php_fuzz_harness::{Crash, CrashKind};
 
 use crate::KnownCrash;
+use crate::signature::caller_in_signature;
 
 #[derive(Debug, Default)]
 pub struct Output {
@@ -347,6 +348,38 @@ fn replay_label(kind: CrashKind) -> &'static str {
         }
         CrashKind::Exception | CrashKind::Warning => "CRASH",
     }
+}
+
+/// A distinct crash in a campaign's summary: kind, class, message, where
+/// (with the caller when deduplication tells crashes apart by it), the
+/// artifact and how often it was hit.
+pub fn summary_line(crash: &KnownCrash) -> String {
+    let r = &crash.record;
+    let mut line = format!(
+        "  {} {}: {}",
+        r.kind,
+        r.class,
+        r.message.lines().next().unwrap_or("")
+    );
+    if !r.file.is_empty() {
+        line.push_str(&format!(" at {}", r.file));
+        if r.line > 0 {
+            line.push_str(&format!(":{}", r.line));
+        }
+    }
+    if let Some(caller) = caller_in_signature(&r.signature) {
+        line.push_str(&format!(" (called from {caller})"));
+    }
+    line.push_str(&format!(
+        "  [{}, hit {} times{}]",
+        crash.artifact.display(),
+        crash.hits,
+        if crash.new { "" } else { ", saved earlier" }
+    ));
+    if let Some(note) = &r.note {
+        line.push_str(&format!("\n      note: {note}"));
+    }
+    line
 }
 
 /// A crash saved by an earlier session, met again by this one.

@@ -19,7 +19,7 @@ pub fn signature(crash: &Crash) -> String {
         CrashKind::Exception => {
             let mut key = format!("exception {} at {site}", p.class);
             for function in callers(crash).take(EXCEPTION_FRAMES) {
-                key.push_str(" < ");
+                key.push_str(CALLER_SEPARATOR);
                 key.push_str(function);
             }
             key
@@ -51,6 +51,19 @@ pub fn signature(crash: &Crash) -> String {
         CrashKind::Exit => format!("exit at {site}"),
     }
 }
+
+/// The calling function an exception's signature names, if any: two
+/// crashes told apart only by it must read differently in a summary.
+pub(crate) fn caller_in_signature(signature: &str) -> Option<&str> {
+    if !signature.starts_with("exception ") {
+        return None;
+    }
+    signature
+        .rsplit_once(CALLER_SEPARATOR)
+        .map(|(_, caller)| caller)
+}
+
+const CALLER_SEPARATOR: &str = " < ";
 
 /// The functions below the crash site, innermost first, each once: a
 /// recursive parser reaches one bug through any depth of recursion.
@@ -212,6 +225,11 @@ mod tests {
         let mut other_caller = a.clone();
         other_caller.problem.frames[1].function = "P->h()".into();
         assert_ne!(signature(&a), signature(&other_caller));
+        assert_eq!(caller_in_signature(&signature(&a)), Some("P->g()"));
+        assert_eq!(
+            caller_in_signature(&signature(&other_caller)),
+            Some("P->h()")
+        );
         let mut other_path = a.clone();
         other_path.problem.frames[2].function = "Entry::point()".into();
         assert_eq!(

@@ -258,6 +258,9 @@ impl Executor {
                 } => {
                     self.drop_process();
                     if retry_alone {
+                        // Memory grown over earlier runs ran out: a restart
+                        // for memory growth, as in `replace_if_grown`.
+                        self.stats.memory_restarts += 1;
                         one_at_a_time = true;
                         self.clear_earlier();
                         next = index;
@@ -285,9 +288,7 @@ impl Executor {
                 }
             }
         }
-        if self.queued.is_empty() {
-            self.replace_if_grown();
-        }
+        self.replace_if_grown();
         Ok(())
     }
 
@@ -320,6 +321,10 @@ impl Executor {
         if rss > self.config.rss_limit_mb / 2 {
             self.stats.memory_restarts += 1;
             self.drop_process();
+            // A batch queued behind this one went down with the process.
+            for other in &mut self.queued {
+                other.sent = false;
+            }
         }
     }
 

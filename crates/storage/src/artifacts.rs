@@ -3,7 +3,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{StorageError, content_hash, io_error, replace_atomically, write_atomically};
+use crate::{
+    StorageError, check_writable, content_hash, io_error, remove_stale_temp_files,
+    replace_atomically, write_atomically,
+};
 
 /// The readable sidecar saved next to each crash input (`<artifact>.json`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -80,6 +83,8 @@ impl ArtifactDir {
             ArtifactNaming::LibFuzzer { prefix, .. } => parent_dir(Path::new(prefix)),
         };
         fs::create_dir_all(&dir).map_err(io_error(&dir, "cannot create the artifact directory"))?;
+        check_writable(&dir, "cannot write to the artifact directory")?;
+        remove_stale_temp_files(&dir);
         Ok(ArtifactDir { dir, naming })
     }
 
@@ -87,31 +92,45 @@ impl ArtifactDir {
         &self.dir
     }
 
-    /// The path an input would be saved at.
-    pub fn input_path(&self, prefix: &str, input: &[u8]) -> PathBuf {
+    /// The path `target`'s crash input would be saved at. With reports:
+    /// `<prefix>-<sha1>.txt`, unless a crash of another target sharing the
+    /// directory already has that name; then
+    /// `<prefix>-<sha1>-<hash of the target's path>.txt`.
+    pub fn input_path(&self, prefix: &str, input: &[u8], target: &str) -> PathBuf {
+        let hash = content_hash(input);
         match &self.naming {
-            ArtifactNaming::WithReport => self
-                .dir
-                .join(format!("{prefix}-{}.txt", content_hash(input))),
+            ArtifactNaming::WithReport => {}
             ArtifactNaming::LibFuzzer {
                 exact: Some(exact), ..
-            } => exact.clone(),
+            } => return exact.clone(),
             ArtifactNaming::LibFuzzer {
                 prefix: string_prefix,
                 ..
-            } => PathBuf::from(format!("{string_prefix}{prefix}-{}", content_hash(input))),
+            } => return PathBuf::from(format!("{string_prefix}{prefix}-{hash}")),
         }
+        let plain = self.dir.join(format!("{prefix}-{hash}.txt"));
+        let taken_by_another = fs::read(plain.with_extension("json"))
+            .ok()
+            .and_then(|json| serde_json::from_slice::<CrashRecord>(&json).ok())
+            .is_some_and(|other| other.target != target);
+        if !taken_by_another {
+            return plain;
+        }
+        let target_hash = content_hash(target.as_bytes());
+        self.dir
+            .join(format!("{prefix}-{hash}-{}.txt", &target_hash[..8]))
     }
 
-    /// Saves the exact input bytes first, then the sidecar. `record`'s
-    /// `input_file` and `sha1` are filled in here.
+    /// Saves the exact input bytes first, then the sidecar, at
+    /// [`ArtifactDir::input_path`]. `record`'s `input_file` and `sha1` are
+    /// filled in here.
     pub fn save(
         &self,
         prefix: &str,
         input: &[u8],
         record: &mut CrashRecord,
     ) -> Result<SavedArtifact, StorageError> {
-        let input_path = self.input_path(prefix, input);
+        let input_path = self.input_path(prefix, input, &record.target);
         record.sha1 = content_hash(input);
         record.input_file = input_path.display().to_string();
         record.input_size = input.len();
@@ -249,6 +268,33 @@ mod tests {
             fs::read(&exact).unwrap(),
             b"b",
             "the exact path is overwritten"
+        );
+    }
+
+    #[test]
+    fn two_targets_crashing_on_one_input_keep_a_report_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = ArtifactDir::open(dir.path()).unwrap();
+        let mut first = record();
+        let mut second = CrashRecord {
+            target: "/other.php".into(),
+            ..record()
+        };
+        let a = artifacts.save("crash", b"same", &mut first).unwrap();
+        let b = artifacts.save("crash", b"same", &mut second).unwrap();
+        assert_ne!(a.sidecar, b.sidecar);
+        let mut targets: Vec<_> = artifacts
+            .existing()
+            .into_iter()
+            .map(|(_, r)| r.target)
+            .collect();
+        targets.sort();
+        assert_eq!(targets, ["/other.php", "/t.php"]);
+        // Found again, each report stays where it is.
+        assert_eq!(artifacts.input_path("crash", b"same", "/t.php"), a.input);
+        assert_eq!(
+            artifacts.input_path("crash", b"same", "/other.php"),
+            b.input
         );
     }
 }

@@ -1,10 +1,11 @@
 use std::collections::HashSet;
 use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::{
-    StorageError, content_hash, io_error, is_not_found, replace_atomically, write_atomically,
+    StorageError, check_writable, content_hash, io_error, is_not_found, remove_stale_temp_files,
+    replace_atomically, write_atomically,
 };
 
 /// Names (relative to the corpus root) of the files php-fuzz itself wrote,
@@ -31,6 +32,18 @@ pub struct CorpusDir {
     root: PathBuf,
     owned: HashSet<PathBuf>,
     known: HashSet<PathBuf>,
+    read_limit: usize,
+}
+
+/// What a load of the corpus directory found.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub files: Vec<CorpusFile>,
+    /// Entries that are not regular files, loop, or cannot be read: each
+    /// with why, skipped.
+    pub skipped: Vec<String>,
+    /// Entries longer than the read limit, of which only the start was read.
+    pub cut: usize,
 }
 
 impl CorpusDir {
@@ -42,13 +55,42 @@ impl CorpusDir {
             });
         }
         fs::create_dir_all(root).map_err(io_error(root, "cannot create the corpus directory"))?;
+        check_writable(root, "cannot write to the corpus directory")?;
+        remove_stale_temp_files(root);
         let mut dir = CorpusDir {
             root: root.to_path_buf(),
             owned: HashSet::new(),
             known: HashSet::new(),
+            read_limit: usize::MAX,
         };
         dir.read_journal()?;
+        dir.end_journal_line()?;
         Ok(dir)
+    }
+
+    /// Reads at most `bytes` of each entry: a longer entry is cut, and a
+    /// huge file in the corpus costs no more memory than that.
+    pub fn set_read_limit(&mut self, bytes: usize) {
+        self.read_limit = bytes;
+    }
+
+    /// A php-fuzz killed while appending to the journal may have left half
+    /// a line: end it, so the next name starts a line of its own.
+    fn end_journal_line(&self) -> Result<(), StorageError> {
+        let journal = self.journal_path();
+        let text = match fs::read(&journal) {
+            Ok(text) => text,
+            Err(err) if is_not_found(&err) => return Ok(()),
+            Err(err) => return Err(io_error(&journal, "cannot read")(err)),
+        };
+        if text.is_empty() || text.ends_with(b"\n") {
+            return Ok(());
+        }
+        OpenOptions::new()
+            .append(true)
+            .open(&journal)
+            .and_then(|mut file| file.write_all(b"\n"))
+            .map_err(io_error(&journal, "cannot write"))
     }
 
     pub fn root(&self) -> &Path {
@@ -82,17 +124,19 @@ impl CorpusDir {
         Ok(())
     }
 
-    /// Every entry, in a stable order. An unreadable file is an error naming it.
-    pub fn load_all(&mut self) -> Result<Vec<CorpusFile>, StorageError> {
+    /// Every entry, in a stable order. Entries that cannot be read are
+    /// skipped and listed; only a corpus directory that cannot be read at
+    /// all is an error.
+    pub fn load_all(&mut self) -> Result<Loaded, StorageError> {
         self.known.clear();
         self.load_new()
     }
 
     /// Entries not seen before by this `CorpusDir`, e.g. written by another
     /// php-fuzz process sharing the directory.
-    pub fn load_new(&mut self) -> Result<Vec<CorpusFile>, StorageError> {
+    pub fn load_new(&mut self) -> Result<Loaded, StorageError> {
         self.read_journal()?;
-        let mut files = Vec::new();
+        let mut loaded = Loaded::default();
         let walker = walkdir::WalkDir::new(&self.root)
             .follow_links(true)
             .sort_by_file_name()
@@ -101,8 +145,7 @@ impl CorpusDir {
         for entry in walker {
             let entry = match entry {
                 Ok(entry) => entry,
-                Err(err) if err.path().is_some_and(vanished) && err.depth() > 0 => continue,
-                Err(err) => {
+                Err(err) if err.depth() == 0 => {
                     let path = err.path().unwrap_or(&self.root).to_path_buf();
                     return Err(StorageError::Io {
                         path,
@@ -110,24 +153,54 @@ impl CorpusDir {
                         source: err.into(),
                     });
                 }
+                Err(err) if err.path().is_some_and(vanished) => continue,
+                Err(err) => {
+                    if let Some(path) = err.path() {
+                        self.known.insert(path.to_path_buf());
+                    }
+                    let path = err.path().unwrap_or(&self.root).display().to_string();
+                    let reason = match err.loop_ancestor() {
+                        Some(_) => "a symbolic link loop".to_string(),
+                        None => std::io::Error::from(err).to_string(),
+                    };
+                    loaded.skipped.push(format!("{path}: {reason}"));
+                    continue;
+                }
             };
-            if !entry.file_type().is_file() || self.known.contains(entry.path()) {
+            if self.known.contains(entry.path()) || entry.file_type().is_dir() {
                 continue;
             }
             let path = entry.path().to_path_buf();
-            let data = match fs::read(&path) {
+            if !entry.file_type().is_file() {
+                // Reading a FIFO would wait for a writer; a socket cannot be read.
+                self.known.insert(path.clone());
+                loaded
+                    .skipped
+                    .push(format!("{}: not a regular file", path.display()));
+                continue;
+            }
+            let data = match read_at_most(&path, self.read_limit) {
                 Ok(data) => data,
                 Err(err) if is_not_found(&err) && vanished(&path) => continue,
-                Err(err) => return Err(io_error(&path, "cannot read corpus file")(err)),
+                Err(err) => {
+                    self.known.insert(path.clone());
+                    loaded.skipped.push(format!("{}: {err}", path.display()));
+                    continue;
+                }
             };
+            if data.len() == self.read_limit
+                && entry.metadata().is_ok_and(|m| m.len() > data.len() as u64)
+            {
+                loaded.cut += 1;
+            }
             self.known.insert(path.clone());
-            files.push(CorpusFile {
+            loaded.files.push(CorpusFile {
                 owned: self.owned.contains(&path),
                 path,
                 data,
             });
         }
-        Ok(files)
+        Ok(loaded)
     }
 
     /// The state file `name` of the campaign (under [`STATE_DIR`]), if any.
@@ -194,6 +267,14 @@ impl CorpusDir {
     }
 }
 
+/// The first `limit` bytes of a file, or all of it.
+fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
+    let file = fs::File::open(path)?;
+    let mut data = Vec::new();
+    file.take(limit as u64).read_to_end(&mut data)?;
+    Ok(data)
+}
+
 /// True if `path` is gone, not even a dangling link: another php-fuzz
 /// process sharing the directory replaced it between listing and reading.
 fn vanished(path: &Path) -> bool {
@@ -217,7 +298,7 @@ mod tests {
             .unwrap();
         assert!(state.starts_with(dir.path().join(STATE_DIR)));
         let mut corpus = CorpusDir::open(dir.path()).unwrap();
-        let files = corpus.load_all().unwrap();
+        let files = corpus.load_all().unwrap().files;
         let names: Vec<_> = files
             .iter()
             .map(|f| f.path.strip_prefix(dir.path()).unwrap().to_path_buf())
@@ -244,7 +325,7 @@ mod tests {
         assert_eq!(path.file_name().unwrap(), content_hash(b"hello").as_str());
         assert_eq!(fs::read(&path).unwrap(), b"hello");
         let mut again = CorpusDir::open(dir.path()).unwrap();
-        let files = again.load_all().unwrap();
+        let files = again.load_all().unwrap().files;
         assert_eq!(files.len(), 1);
         assert!(files[0].owned);
         assert!(again.remove_owned(&path).unwrap());
@@ -269,14 +350,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut a = CorpusDir::open(dir.path()).unwrap();
         let mut b = CorpusDir::open(dir.path()).unwrap();
-        assert!(a.load_all().unwrap().is_empty());
+        assert!(a.load_all().unwrap().files.is_empty());
         b.save(b"from b").unwrap();
         a.save(b"from a").unwrap();
-        let new = a.load_new().unwrap();
+        let new = a.load_new().unwrap().files;
         assert_eq!(new.len(), 1);
         assert_eq!(new[0].data, b"from b");
         assert!(new[0].owned, "written by a php-fuzz process");
-        assert!(a.load_new().unwrap().is_empty());
+        assert!(a.load_new().unwrap().files.is_empty());
     }
 
     #[test]
@@ -289,12 +370,70 @@ mod tests {
     }
 
     #[test]
-    fn an_unreadable_entry_is_an_error_naming_it() {
+    fn entries_that_cannot_be_read_are_skipped_and_named() {
         let dir = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling"))
-            .unwrap();
-        let err = CorpusDir::open(dir.path()).unwrap().load_all().unwrap_err();
-        assert!(err.to_string().contains("dangling"), "{err}");
+        let root = dir.path();
+        fs::write(root.join("good"), b"ok").unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).unwrap();
+        std::os::unix::fs::symlink(root.join("self"), root.join("self")).unwrap();
+        fs::create_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(root, root.join("sub/up")).unwrap();
+        let fifo = root.join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let _socket = std::os::unix::net::UnixListener::bind(root.join("socket")).unwrap();
+        let loaded = CorpusDir::open(root).unwrap().load_all().unwrap();
+        let names: Vec<_> = loaded.files.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(names, vec![root.join("good")]);
+        for name in ["dangling", "self", "sub/up", "fifo", "socket"] {
+            assert!(
+                loaded.skipped.iter().any(|s| s.contains(name)),
+                "{name}: {:?}",
+                loaded.skipped
+            );
+        }
+        assert!(
+            loaded.skipped.iter().any(|s| s.contains("loop")),
+            "{:?}",
+            loaded.skipped
+        );
+    }
+
+    #[test]
+    fn entries_are_read_up_to_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("big"), vec![b'x'; 10_000]).unwrap();
+        fs::write(dir.path().join("small"), b"abc").unwrap();
+        let mut corpus = CorpusDir::open(dir.path()).unwrap();
+        corpus.set_read_limit(100);
+        let loaded = corpus.load_all().unwrap();
+        let sizes: Vec<_> = loaded.files.iter().map(|f| f.data.len()).collect();
+        assert_eq!(sizes, vec![100, 3]);
+        assert_eq!(loaded.cut, 1);
+    }
+
+    #[test]
+    fn temporary_files_of_dead_processes_and_half_journal_lines_are_cleaned_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dir.path().join(".php-fuzz-tmp-4000000000-abc");
+        let alive = dir
+            .path()
+            .join(format!(".php-fuzz-tmp-{}-abc", std::process::id()));
+        fs::write(&dead, b"half").unwrap();
+        fs::write(&alive, b"being written").unwrap();
+        fs::write(dir.path().join(OWNERSHIP_JOURNAL), b"0123").unwrap();
+        let mut corpus = CorpusDir::open(dir.path()).unwrap();
+        assert!(!dead.exists());
+        assert!(alive.exists(), "a running process's file stays");
+        let path = corpus.save(b"x").unwrap();
+        let journal = fs::read_to_string(dir.path().join(OWNERSHIP_JOURNAL)).unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(journal.lines().any(|l| l == name), "{journal:?}");
     }
 
     #[test]

@@ -7,10 +7,11 @@
 mod artifacts;
 mod corpus_dir;
 
-use std::path::PathBuf;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 pub use artifacts::{ArtifactDir, ArtifactNaming, CrashRecord, SavedArtifact};
-pub use corpus_dir::{CorpusDir, CorpusFile, OWNERSHIP_JOURNAL, STATE_DIR};
+pub use corpus_dir::{CorpusDir, CorpusFile, Loaded, OWNERSHIP_JOURNAL, STATE_DIR};
 
 /// Hex SHA-1 of `data`: the name of corpus entries and artifacts.
 pub fn content_hash(data: &[u8]) -> String {
@@ -48,6 +49,10 @@ pub(crate) fn is_not_found(err: &std::io::Error) -> bool {
     err.kind() == std::io::ErrorKind::NotFound
 }
 
+/// Temporary files are named `.php-fuzz-tmp-<pid>-…`: the pid tells which
+/// were left behind by a php-fuzz process that was killed while writing.
+const TEMP_PREFIX: &str = ".php-fuzz-tmp-";
+
 fn temp_file_with(
     path: &std::path::Path,
     data: &[u8],
@@ -55,12 +60,45 @@ fn temp_file_with(
     use std::io::Write;
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     let mut file = tempfile::Builder::new()
-        .prefix(".php-fuzz-tmp-")
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
         .tempfile_in(dir)
         .map_err(io_error(dir, "cannot create a file in this directory"))?;
     file.write_all(data)
         .map_err(io_error(file.path(), "cannot write"))?;
     Ok(file)
+}
+
+/// Checks that php-fuzz can create files in `dir`, so a directory it cannot
+/// write is an error at start rather than when the first crash is found.
+pub(crate) fn check_writable(dir: &Path, what: &'static str) -> Result<(), StorageError> {
+    tempfile::Builder::new()
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(io_error(dir, what))
+}
+
+/// Deletes the temporary files that php-fuzz processes no longer running
+/// left in `dir` (killed between writing a file and renaming it into place).
+/// A process still running may be writing its own: those stay.
+pub(crate) fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Writes `data` to `path` atomically. Returns false, writing nothing, if

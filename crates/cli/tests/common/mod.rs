@@ -15,8 +15,16 @@ pub fn fixture(path: &str) -> PathBuf {
     repo().join("fixtures").join(path)
 }
 
+/// The php-fuzz binary under test: this build's, or `PHP_FUZZ_BIN` (an
+/// older build, to see a regression test fail without its fix).
+pub fn bin() -> PathBuf {
+    std::env::var_os("PHP_FUZZ_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_php-fuzz")))
+}
+
 pub fn php_fuzz(args: &[&str], cwd: &Path) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_php-fuzz"))
+    let output = Command::new(bin())
         .args(args)
         .current_dir(cwd)
         .env_remove("CI")

@@ -116,9 +116,27 @@ fn record_crash(
     input: &[u8],
     crash: &Crash,
 ) -> Result<(), EngineError> {
+    if !state.crashes.knows(crash) && !state.would_save(shared, crash) {
+        // --max-crashes is reached: the campaign is stopping, and saves no more.
+        return Ok(());
+    }
     let runs = shared.runs.load(Ordering::Relaxed);
     let seconds = shared.started.elapsed().as_secs();
-    match state.crashes.record(input, crash)? {
+    let recorded = match state.crashes.record(input, crash) {
+        Ok(recorded) => recorded,
+        Err(err) => {
+            // The input is all there is of this finding: never lose it.
+            shared.out.line(&format!(
+                "==== {} could not be saved: {err}\n  {}\n  input ({} bytes, hex): {}",
+                crash.kind.artifact_prefix().to_uppercase(),
+                crash.headline(),
+                input.len(),
+                hex(input)
+            ));
+            return Err(err.into());
+        }
+    };
+    match recorded {
         Recorded::New(saved) => {
             let saved = saved.clone();
             let number = state.crashes.new_count();
@@ -140,4 +158,14 @@ fn record_crash(
         }
     }
     Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
