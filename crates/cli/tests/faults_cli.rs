@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Run, artifacts, bin, fixture, php_fuzz, sidecar};
-use php_fuzz_storage::{OWNERSHIP_JOURNAL, content_hash};
+use php_fuzz_storage::{OWNERSHIP_JOURNAL, STATE_DIR, content_hash};
 
 fn target(name: &str) -> String {
     fixture(name).display().to_string()
@@ -54,6 +54,18 @@ fn assert_nothing_broken(corpus: &Path, artifact_dir: &Path, context: &str) {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         assert!(!name.starts_with(".php-fuzz-tmp"), "{context}: {name} left");
+        if name == STATE_DIR {
+            // The campaign's state (the auto-dictionary): written atomically too.
+            for state in fs::read_dir(&path).unwrap() {
+                let state = state.unwrap().file_name();
+                let state = state.to_string_lossy();
+                assert!(
+                    !state.starts_with(".php-fuzz-tmp"),
+                    "{context}: {state} left"
+                );
+            }
+            continue;
+        }
         if name == OWNERSHIP_JOURNAL || name.starts_with("seed") {
             continue;
         }

@@ -57,6 +57,7 @@ impl CorpusDir {
         fs::create_dir_all(root).map_err(io_error(root, "cannot create the corpus directory"))?;
         check_writable(root, "cannot write to the corpus directory")?;
         remove_stale_temp_files(root);
+        remove_stale_temp_files(&root.join(STATE_DIR));
         let mut dir = CorpusDir {
             root: root.to_path_buf(),
             owned: HashSet::new(),
