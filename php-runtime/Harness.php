@@ -90,7 +90,7 @@ final class Harness
     private $maxStackDepth = 50000;
     /** @var int the harness's own pid: a child the target forked must not act as the harness */
     private $pid = 0;
-    /** @var bool send the trace at every interrupt point (a run re-done to learn where it dies) */
+    /** @var bool a run re-done to learn where it dies: the engine asks for the trace every few ms */
     private $streaming = false;
     /** @var int HELD_* bits */
     private $heldSignals = 0;
@@ -314,9 +314,6 @@ final class Harness
             \set_error_handler($handler);
             $this->runStart = \hrtime(true);
             $this->running = true;
-            if ($this->streaming) {
-                \posix_kill($this->pid, \SIGUSR1);
-            }
             try {
                 $target($input);
                 // Output buffers the run opened are part of the run: their
@@ -485,7 +482,8 @@ final class Harness
     /**
      * SIGUSR1: the engine saw the process grow. Checks the stack for a
      * runaway recursion, then sends the trace so far so it stops piling up.
-     * In streaming mode the harness raises it itself at every interrupt point.
+     * In streaming mode the engine sends it every few milliseconds, and the
+     * stack is left alone.
      */
     private function onProgressRequest(): void
     {
@@ -515,9 +513,6 @@ final class Harness
             FuzzingContext::$trace = '';
         } else {
             FuzzingContext::$edges = [];
-        }
-        if ($this->streaming) {
-            \posix_kill($this->pid, \SIGUSR1);
         }
     }
 

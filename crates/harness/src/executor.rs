@@ -258,9 +258,16 @@ impl Executor {
         // A death pinned on one input but not located: the input runs again,
         // streaming; if it does not die without a word again, this is reported.
         let mut pinned: Option<Crash> = None;
+        // A crash that belongs to one of batch[next..=until], whose inputs
+        // run again one at a time to find which.
+        let mut suspect: Option<(Crash, usize)> = None;
         while next < batch.len() {
+            if suspect.as_ref().is_some_and(|(_, until)| next > *until) {
+                suspect = None;
+            }
             if self.stop.reached() {
                 self.drop_process();
+                self.emit_suspect(next, suspect, &mut on_result);
                 return Ok(());
             }
             let (end, streaming) = match pace {
@@ -272,7 +279,8 @@ impl Executor {
                 self.send(batch, next, end, streaming);
             }
             already_sent = false;
-            let (reported, interrupted) = self.receive(next, end, &mut pinned, &mut on_result)?;
+            let (reported, interrupted) =
+                self.receive(next, end, streaming, &mut pinned, &mut on_result)?;
             next += reported;
             let Some(interrupted) = interrupted else {
                 continue;
@@ -283,7 +291,10 @@ impl Executor {
             }
             self.drop_process();
             match interrupted {
-                Interrupted::Stopped => return Ok(()),
+                Interrupted::Stopped => {
+                    self.emit_suspect(next, suspect, &mut on_result);
+                    return Ok(());
+                }
                 Interrupted::Died {
                     index,
                     crash,
@@ -296,6 +307,7 @@ impl Executor {
                         self.clear_earlier();
                         next = index;
                     } else {
+                        suspect = None;
                         self.emit_crash(index, crash, &last, &mut on_result);
                         next = index + 1;
                     }
@@ -308,12 +320,15 @@ impl Executor {
                         pace = Pace::Alone {
                             streaming: !located,
                         };
+                        suspect = Some((crash, end - 1));
                     } else if located || streaming {
                         pinned = None;
+                        suspect = None;
                         self.emit_crash(next, crash, &[], &mut on_result);
                         next += 1;
                     } else {
                         self.clear_earlier();
+                        suspect = Some((crash.clone(), next));
                         pinned = Some(crash);
                         pace = Pace::Alone { streaming: true };
                     }
@@ -324,6 +339,23 @@ impl Executor {
             self.replace_if_grown();
         }
         Ok(())
+    }
+
+    /// Stopped while re-running inputs to find which one a crash belongs
+    /// to: it goes to the first of them rather than being lost.
+    fn emit_suspect(
+        &mut self,
+        next: usize,
+        suspect: Option<(Crash, usize)>,
+        on_result: &mut impl FnMut(RunResult<'_>),
+    ) {
+        if let Some((mut crash, _)) = suspect {
+            crash.note = Some(
+                "stopped before it could be re-run alone: it is the first input that had not finished when the harness died".into(),
+            );
+            self.clear_earlier();
+            self.emit_crash(next, crash, &[], on_result);
+        }
     }
 
     /// Writes the Run request for `batch[start..end]`; false if the
@@ -458,6 +490,7 @@ impl Executor {
         &mut self,
         start: usize,
         end: usize,
+        streaming: bool,
         pinned: &mut Option<Crash>,
         on_result: &mut impl FnMut(RunResult<'_>),
     ) -> Result<(usize, Option<Interrupted>), HarnessError> {
@@ -471,7 +504,8 @@ impl Executor {
             process.info.signals,
             Instant::now(),
             self.baseline_rss,
-        );
+        )
+        .streaming(streaming);
         let interrupted = loop {
             if reported == count {
                 break None;
@@ -479,7 +513,8 @@ impl Executor {
             if self.stop.reached() {
                 break Some(Interrupted::Stopped);
             }
-            match process.wait_frame(None).map_err(HarnessError::Pipe)? {
+            let until = watch.slice().map(|slice| Instant::now() + slice);
+            match process.wait_frame(until).map_err(HarnessError::Pipe)? {
                 Wait::Frame => {}
                 Wait::Eof => {
                     let status = process.wait_exit(Duration::from_secs(2));

@@ -57,8 +57,9 @@ pub enum Request<'a> {
         max_stack_depth: u32,
     },
     Run {
-        /// Send the trace at every interrupt point, so a run that kills the
-        /// process leaves its last blocks behind.
+        /// The engine will ask for the trace every few milliseconds (so a
+        /// run that kills the process leaves its last blocks behind): the
+        /// harness sends it without looking at the stack.
         streaming: bool,
         inputs: InputList<'a>,
     },

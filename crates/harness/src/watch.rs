@@ -9,15 +9,18 @@ use rustix::process::Signal;
 use crate::HarnessConfig;
 
 /// How long the harness's own timeout handler gets to answer SIGALRM.
-const ALARM_GRACE: Duration = Duration::from_millis(300);
+const ALARM_GRACE: Duration = Duration::from_millis(200);
 /// Between PHP's two SIGPROFs: the first sets its time-limit flag (a fatal
 /// error at the next opcode), the second ends a process stuck inside one
 /// internal call, printing the file and line it was at.
-const PROF_GRACE: Duration = Duration::from_millis(200);
+const PROF_GRACE: Duration = Duration::from_millis(100);
 /// After the second SIGPROF, before SIGKILL.
 const KILL_GRACE: Duration = Duration::from_millis(300);
-/// Growth since the last look that makes the engine look again, at least.
-const MIN_GROWTH_MB: u64 = 32;
+/// Growth since the last look that makes the engine look again, at least:
+/// a 64th of the limit (32 MB of 2 GB) bounds what a chunk of trace weighs.
+const MIN_GROWTH_MB: u64 = 16;
+/// How often a streaming run is asked for its trace.
+pub(crate) const STREAM_SLICE: Duration = Duration::from_millis(5);
 
 /// What to do after one poll slice of silence.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +45,8 @@ pub(crate) struct Watch {
     flush: Duration,
     /// The harness handles SIGALRM and SIGUSR1 (pcntl); without, they would kill it.
     signals: bool,
+    /// Ask for the trace at every poll (a run re-done to learn where it dies).
+    streaming: bool,
     /// When silence began: the last frame that ended a run or asked for source.
     since: Instant,
     stage: Stage,
@@ -56,12 +61,24 @@ impl Watch {
             timeout: config.timeout,
             flush: config.flush_interval,
             signals,
+            streaming: false,
             since: now,
             stage: Stage::Quiet,
             stage_at: now,
             looked_at_mb: rss_mb,
-            growth_mb: (config.rss_limit_mb / 16).max(MIN_GROWTH_MB),
+            growth_mb: (config.rss_limit_mb / 64).max(MIN_GROWTH_MB),
         }
+    }
+
+    /// Asks for the trace at every poll, whatever the growth.
+    pub(crate) fn streaming(mut self, streaming: bool) -> Watch {
+        self.streaming = streaming && self.signals;
+        self
+    }
+
+    /// How long a wait for a frame may last before `poll` is due.
+    pub(crate) fn slice(&self) -> Option<Duration> {
+        self.streaming.then_some(STREAM_SLICE)
     }
 
     /// A frame that ends silence arrived.
@@ -82,7 +99,7 @@ impl Watch {
 
     pub(crate) fn poll(&mut self, now: Instant, rss_mb: u64) -> Actions {
         let mut actions = Actions::default();
-        if self.signals && rss_mb >= self.looked_at_mb + self.growth_mb {
+        if self.streaming || self.signals && rss_mb >= self.looked_at_mb + self.growth_mb {
             self.looked_at_mb = rss_mb;
             actions.progress = true;
         }
@@ -154,7 +171,7 @@ mod tests {
         let start = Instant::now();
         let mut watch = Watch::new(&config(), true, start, 40);
         for ms in (50..1100).step_by(50) {
-            assert_eq!(watch.poll(at(start, ms), 60), Actions::default(), "{ms} ms");
+            assert_eq!(watch.poll(at(start, ms), 50), Actions::default(), "{ms} ms");
         }
         assert!(!watch.timing_out());
     }
@@ -183,9 +200,9 @@ mod tests {
             .filter(|(_, a)| a.signal == Some(Signal::PROF))
             .map(|s| s.0)
             .collect();
-        assert_eq!(prof, vec![1400, 1600]);
+        assert_eq!(prof, vec![1300, 1400]);
         let kill = steps.iter().find(|(_, a)| a.kill).expect("killed").0;
-        assert_eq!(kill, 1900, "a stuck harness costs about timeout + 0.8 s");
+        assert_eq!(kill, 1700, "a stuck harness costs about timeout + 0.6 s");
         assert!(watch.timing_out());
         watch.heard(at(start, 2000));
         assert!(!watch.timing_out());
@@ -195,7 +212,10 @@ mod tests {
     fn without_pcntl_the_timeout_starts_with_sigprof_and_growth_asks_nothing() {
         let start = Instant::now();
         let mut watch = Watch::new(&config(), false, start, 40);
-        assert!(!watch.poll(at(start, 50), 900).progress);
+        assert!(
+            !watch.poll(at(start, 50), 900).progress,
+            "SIGUSR1 would kill it"
+        );
         assert_eq!(watch.poll(at(start, 1100), 900).signal, Some(Signal::PROF));
     }
 
@@ -203,9 +223,9 @@ mod tests {
     fn growth_asks_for_progress_once_per_step() {
         let start = Instant::now();
         let mut watch = Watch::new(&config(), true, start, 40);
-        assert!(!watch.poll(at(start, 50), 80).progress, "less than 64 MB");
-        assert!(watch.poll(at(start, 100), 104).progress);
-        assert!(!watch.poll(at(start, 150), 150).progress);
-        assert!(watch.poll(at(start, 200), 170).progress);
+        assert!(!watch.poll(at(start, 50), 50).progress, "less than 16 MB");
+        assert!(watch.poll(at(start, 100), 60).progress);
+        assert!(!watch.poll(at(start, 150), 70).progress);
+        assert!(watch.poll(at(start, 200), 80).progress);
     }
 }
