@@ -210,9 +210,11 @@ fn locate(sources: &SourceServer, crash: &mut Crash, coverage: Coverage<'_>) {
     }
     if crash.problem.frames.is_empty() {
         let (file, line) = (crash.problem.file.clone(), crash.problem.line);
-        let function = sources
-            .function_at(Path::new(&file), line)
-            .unwrap_or_else(|| "{main}".into());
+        // Named as PHP names frames: `f()`, `{closure}()`, `{main}`.
+        let function = match sources.function_at(Path::new(&file), line) {
+            Some(name) if name != "{main}" => format!("{name}()"),
+            _ => "{main}".into(),
+        };
         if crash.problem.trace.is_empty() {
             crash.problem.trace = format!("#0 {function} at {file}:{line}\n");
         }
