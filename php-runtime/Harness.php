@@ -29,6 +29,11 @@ final class Harness
     const FATAL_ERRORS = \E_ERROR | \E_PARSE | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR | \E_RECOVERABLE_ERROR;
     /** How much of a dying run's trace is sent: enough to locate where it died. */
     const DYING_TRACE_BLOCKS = 4096;
+    /** How many calls a timeout's or a stack overflow's report lists. */
+    const REPORT_CALLS = 100;
+    /** Signals that arrived while a frame was being written, handled right after it. */
+    const HELD_TIMEOUT = 1;
+    const HELD_PROGRESS = 2;
     /** Bounds the memory the trace hashes take (about 8 MB). */
     const MAX_SEEN_TRACES = 100000;
 
@@ -83,6 +88,26 @@ final class Harness
     private $dedupTraces = false;
     /** @var CustomMutation|null */
     private $mutation = null;
+    /** @var int a call stack deeper than this is a runaway recursion */
+    private $maxStackDepth = 50000;
+    /** @var int the harness's own pid: a child the target forked must not act as the harness */
+    private $pid = 0;
+    /** @var bool a run re-done to learn where it dies: the engine asks for the trace every few ms */
+    private $streaming = false;
+    /** @var int HELD_* bits */
+    private $heldSignals = 0;
+    /** @var \Closure|null */
+    private $timeoutHandler = null;
+    /** @var \Closure|null */
+    private $progressHandler = null;
+    /** @var string what a run may change and the next must not see: working directory… */
+    private $cwd = '';
+    /** @var int …error_reporting()… */
+    private $errorReporting = 0;
+    /** @var string|false …and two ini settings */
+    private $memoryLimit = false;
+    /** @var string|false */
+    private $timeLimit = false;
 
     public function __construct(Wire $wire, string $runtimeDir)
     {
@@ -97,12 +122,13 @@ final class Harness
                 \array_shift($frames);
                 $this->warning = $this->problem(self::errorName($type), $message, $file, $line, $frames);
             }
-            throw new WarningRaised($message);
+            throw new WarningRaised(IncludeInterceptor::withNativeReasons($message));
         };
     }
 
     public function main(): void
     {
+        $this->pid = \getmypid();
         $this->reserve = \str_repeat("\0", 4 << 20);
         self::$instance = $this;
         // A static method, not a closure calling a method: after memory runs
@@ -123,6 +149,7 @@ final class Harness
         $this->timeoutNs = $r->u64() * 1000000;
         $this->flushIntervalNs = $r->u64() * 1000000;
         $this->dedupTraces = $r->u8() === 1;
+        $this->maxStackDepth = \max(1, $r->u32());
 
         $this->installSignals();
         $this->load($targetPath);
@@ -136,7 +163,8 @@ final class Harness
             $r = new WireReader($payload);
             $tag = $r->u32();
             if ($tag === Wire::REQ_RUN) {
-                $this->runBatch($r->byteVectors());
+                $streaming = $r->u8() === 1;
+                $this->runBatch($r->byteVectors(), $streaming);
             } elseif ($tag === Wire::REQ_MUTATE && $this->mutation !== null) {
                 $this->mutation->run($r);
             } elseif ($tag === Wire::REQ_SHUTDOWN) {
@@ -149,19 +177,37 @@ final class Harness
         $this->phase = 'done';
     }
 
+    /**
+     * The engine signals a harness only when something is wrong: SIGALRM
+     * once the current run is past the timeout, SIGUSR1 once the process
+     * has grown a lot (see docs/protocol.md). A normal run sees neither.
+     */
     private function installSignals(): void
     {
-        if (!\function_exists('pcntl_signal') || !\function_exists('pcntl_async_signals')) {
+        if (!\function_exists('pcntl_signal') || !\function_exists('pcntl_async_signals')
+            || !\function_exists('posix_kill')) {
             return;
         }
-        \pcntl_async_signals(true);
-        \pcntl_signal(\SIGALRM, function (): void {
-            $this->onAlarm();
-        });
-        \pcntl_signal(\SIGUSR1, function (): void {
-            $this->onCoverageRequest();
-        });
+        $this->timeoutHandler = function (): void {
+            $this->onTimeoutSignal();
+        };
+        $this->progressHandler = function (): void {
+            $this->onProgressRequest();
+        };
         $this->signals = true;
+        $this->reinstallSignals();
+    }
+
+    /** Undoes what a target did to the harness's signals: SIG_IGN, its own handlers, pcntl_async_signals(false). */
+    private function reinstallSignals(): void
+    {
+        \pcntl_async_signals(true);
+        if (\pcntl_signal_get_handler(\SIGALRM) !== $this->timeoutHandler) {
+            \pcntl_signal(\SIGALRM, $this->timeoutHandler);
+        }
+        if (\pcntl_signal_get_handler(\SIGUSR1) !== $this->progressHandler) {
+            \pcntl_signal(\SIGUSR1, $this->progressHandler);
+        }
     }
 
     private function load(string $targetPath): void
@@ -183,7 +229,7 @@ final class Harness
             loadTarget($targetPath, $config);
         } catch (\Throwable $e) {
             $this->phase = 'init';
-            $this->wire->send(\pack('V', Wire::EV_LOAD_FAILED) . $this->throwableProblem($e));
+            $this->send(\pack('V', Wire::EV_LOAD_FAILED) . $this->throwableProblem($e));
             exit(0);
         } finally {
             \restore_error_handler();
@@ -197,7 +243,7 @@ final class Harness
                 0,
                 []
             );
-            $this->wire->send(\pack('V', Wire::EV_LOAD_FAILED) . $problem);
+            $this->send(\pack('V', Wire::EV_LOAD_FAILED) . $problem);
             exit(0);
         }
         $this->target = $config->target;
@@ -228,7 +274,7 @@ final class Harness
         $this->loadWarnings = [];
         FuzzingContext::reset();
         CmpLog::reset();
-        $this->wire->send($ready);
+        $this->send($ready);
     }
 
     private function instrumentedSource(string $path): ?string
@@ -236,7 +282,8 @@ final class Harness
         if (\strncmp($path, $this->runtimeDir, \strlen($this->runtimeDir)) === 0) {
             return null;
         }
-        $this->wire->send(\pack('V', Wire::EV_SOURCE_REQUEST) . Wire::bytes($path));
+        $asked = \hrtime(true);
+        $this->send(\pack('V', Wire::EV_SOURCE_REQUEST) . Wire::bytes($path));
         while (true) {
             $reply = $this->wire->receive();
             if ($reply === null) {
@@ -244,6 +291,8 @@ final class Harness
             }
             $r = new WireReader($reply);
             if ($r->u32() === Wire::REQ_SOURCE) {
+                // Instrumenting is the engine's time, not the run's.
+                $this->runStart += \hrtime(true) - $asked;
                 return $r->u8() === 1 ? $r->bytes() : null;
             }
             // The engine queues the next batch early; it runs after this one.
@@ -252,7 +301,7 @@ final class Harness
     }
 
     /** @param list<string> $inputs */
-    private function runBatch(array $inputs): void
+    private function runBatch(array $inputs, bool $streaming): void
     {
         $target = $this->target;
         $handler = $this->errorHandler;
@@ -262,8 +311,14 @@ final class Harness
         $this->pendingFirst = 0;
         $this->pendingCount = 0;
         if ($this->signals) {
-            \pcntl_alarm(\max(1, (int) \ceil($this->timeoutNs / 1e9)));
+            $this->reinstallSignals();
         }
+        $this->streaming = $streaming && $this->signals;
+        $this->cwd = (string) \getcwd();
+        $this->errorReporting = \error_reporting();
+        $this->memoryLimit = \ini_get('memory_limit');
+        $this->timeLimit = \ini_get('max_execution_time');
+        $obLevel = \ob_get_level();
         $nextFlush = \hrtime(true) + $this->flushIntervalNs;
 
         foreach ($inputs as $i => $input) {
@@ -281,6 +336,10 @@ final class Harness
             $this->running = true;
             try {
                 $target($input);
+                // Output buffers the run opened are part of the run: their
+                // callbacks may throw or warn.
+                while (\ob_get_level() > $obLevel && \ob_end_flush()) {
+                }
                 $this->running = false;
             } catch (\Throwable $e) {
                 $this->running = false;
@@ -289,14 +348,18 @@ final class Harness
                     $problem = $this->throwableProblem($e);
                 }
             }
-            \restore_error_handler();
+            if (\getmypid() !== $this->pid) {
+                // A child the target forked came back here: it must not act as the harness.
+                \posix_kill(\getmypid(), \SIGKILL);
+            }
+            $this->restoreAfterRun($obLevel);
             if ($this->warning !== null) {
                 $status = Wire::WARNING;
                 $problem = $this->warning;
             }
             if (CmpLog::$log !== '') {
                 // Code in the cmplog rendering logged comparisons.
-                $this->wire->send(\pack('VV', Wire::EV_CMP_LOG, $i) . Wire::bytes(CmpLog::$log));
+                $this->send(\pack('VV', Wire::EV_CMP_LOG, $i) . Wire::bytes(CmpLog::$log));
                 CmpLog::reset();
             }
             if ($problem === null && $traceStyle && $this->dedupTraces) {
@@ -326,11 +389,45 @@ final class Harness
             }
         }
         $this->flush();
-        if ($this->signals) {
-            \pcntl_alarm(0);
-        }
+        $this->streaming = false;
         FuzzingContext::$trace = '';
         $this->phase = 'idle';
+    }
+
+    /**
+     * Puts back what a run changed that would leak into the next one: the
+     * error handler stack, output buffers, error_reporting(), the memory
+     * and time limits, the working directory.
+     */
+    private function restoreAfterRun(int $obLevel): void
+    {
+        if (\ini_get('memory_limit') !== $this->memoryLimit) {
+            \ini_set('memory_limit', (string) $this->memoryLimit);
+        }
+        // Ours was pushed before the run; pop it and whatever the target left.
+        \restore_error_handler();
+        for ($left = 0; \set_error_handler(null) !== null && $left < 1000; $left++) {
+            \restore_error_handler();
+            \restore_error_handler();
+        }
+        \restore_error_handler();
+        while (\ob_get_level() > $obLevel) {
+            try {
+                if (!@\ob_end_clean()) {
+                    break;
+                }
+            } catch (\Throwable $e) {
+            }
+        }
+        if (\error_reporting() !== $this->errorReporting) {
+            \error_reporting($this->errorReporting);
+        }
+        if (\ini_get('max_execution_time') !== $this->timeLimit) {
+            \ini_set('max_execution_time', (string) $this->timeLimit);
+        }
+        if (\getcwd() !== $this->cwd) {
+            @\chdir($this->cwd);
+        }
     }
 
     private function flush(): void
@@ -338,11 +435,12 @@ final class Harness
         if ($this->pendingCount === 0) {
             return;
         }
-        $payload = \pack('VVP', Wire::EV_OUTCOMES, $this->pendingFirst, $this->pendingCount) . $this->pending;
+        $head = \pack('VVP', Wire::EV_OUTCOMES, $this->pendingFirst, $this->pendingCount);
+        $outcomes = $this->pending;
         $this->pendingFirst += $this->pendingCount;
         $this->pendingCount = 0;
         $this->pending = '';
-        $this->wire->send($payload);
+        $this->send($head, $outcomes);
     }
 
     private function isAllowed(\Throwable $e): bool
@@ -358,43 +456,84 @@ final class Harness
         return false;
     }
 
-    private function onAlarm(): void
+    /** Writes a frame, then handles the signals that arrived meanwhile. */
+    private function send(string $head, string $tail = ''): void
     {
-        if ($this->phase !== 'batch') {
+        $this->wire->send($head, $tail);
+        if ($this->heldSignals !== 0) {
+            $held = $this->heldSignals;
+            $this->heldSignals = 0;
+            if ($held & self::HELD_TIMEOUT) {
+                $this->onTimeoutSignal();
+            }
+            if ($held & self::HELD_PROGRESS) {
+                $this->onProgressRequest();
+            }
+        }
+    }
+
+    /** SIGALRM: the engine has waited past the timeout. Dies with where the run is stuck. */
+    private function onTimeoutSignal(): void
+    {
+        if ($this->phase !== 'batch' || !$this->running || \getmypid() !== $this->pid) {
+            return;
+        }
+        if ($this->wire->busy()) {
+            $this->heldSignals |= self::HELD_TIMEOUT;
             return;
         }
         $elapsed = \hrtime(true) - $this->runStart;
-        if (!$this->running || $elapsed < $this->timeoutNs) {
-            $left = $this->running ? $this->timeoutNs - $elapsed : $this->timeoutNs;
-            \pcntl_alarm(\max(1, (int) \ceil($left / 1e9)));
+        if ($elapsed < $this->timeoutNs) {
+            // Time spent waiting for instrumented source does not count; the engine asks again.
             return;
         }
-        $frames = \debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS);
-        \array_shift($frames);
-        $top = $frames[0] ?? [];
+        [$file, $line, $calls] = $this->interruptedAt(\debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS, $this->maxStackDepth + 3));
+        if (\count($calls) > $this->maxStackDepth) {
+            $this->dieOfDeepStack($file, $line, $calls);
+        }
         $seconds = \round($elapsed / 1e9, 2);
         $problem = $this->problem(
             'Timeout',
             "the target ran for {$seconds} s, longer than the timeout",
-            $top['file'] ?? '',
-            $top['line'] ?? 0,
-            \array_slice($frames, 1)
+            $file,
+            $line,
+            \array_slice($calls, 0, self::REPORT_CALLS),
+            \count($calls) > self::REPORT_CALLS
         );
         $this->die(Wire::TIMEOUT, $problem);
         \posix_kill(\getmypid(), \SIGKILL);
     }
 
-    private function onCoverageRequest(): void
+    /**
+     * SIGUSR1: the engine saw the process grow. Checks the stack for a
+     * runaway recursion, then sends the trace so far so it stops piling up.
+     * In streaming mode the engine sends it every few milliseconds, and the
+     * stack is left alone.
+     */
+    private function onProgressRequest(): void
     {
-        if (!$this->running) {
+        if (!$this->running || \getmypid() !== $this->pid) {
             return;
+        }
+        if ($this->wire->busy()) {
+            $this->heldSignals |= self::HELD_PROGRESS;
+            return;
+        }
+        if (!$this->streaming) {
+            $frames = \debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS, $this->maxStackDepth + 3);
+            if (\count($frames) > $this->maxStackDepth + 2) {
+                [$file, $line, $calls] = $this->interruptedAt($frames);
+                $this->dieOfDeepStack($file, $line, $calls);
+            }
+            unset($frames);
         }
         $trace = $this->style === self::STYLE_TRACE;
         $chunk = $trace ? FuzzingContext::$trace : FuzzingContext::packedEdges();
         // Reset only once sent: a target that has used up its memory can
         // die building the frame, and its last blocks must then still be
         // there for the dying report (they show a runaway recursion).
-        $this->wire->send(\pack('VV', Wire::EV_COVERAGE_CHUNK, $this->index) . Wire::bytes($chunk));
+        $this->send(\pack('VVP', Wire::EV_COVERAGE_CHUNK, $this->index, \strlen($chunk)), $chunk);
+        unset($chunk);
         if ($trace) {
             FuzzingContext::$trace = '';
         } else {
@@ -402,8 +541,41 @@ final class Harness
         }
     }
 
+    /**
+     * Where a signal handler interrupted the target, from its backtrace:
+     * the file and line, and the calls below (as debug_backtrace() lists them).
+     *
+     * @param list<array<string, mixed>> $frames
+     * @return array{0: string, 1: int, 2: list<array<string, mixed>>}
+     */
+    private function interruptedAt(array $frames): array
+    {
+        // [0] this method's caller, [1] the closure pcntl called at the interrupted line.
+        $top = $frames[1] ?? [];
+        return [$top['file'] ?? '', $top['line'] ?? 0, \array_slice($frames, 2)];
+    }
+
+    /** @param list<array<string, mixed>> $calls */
+    private function dieOfDeepStack(string $file, int $line, array $calls): void
+    {
+        $problem = $this->problem(
+            'StackOverflow',
+            "the call stack is more than {$this->maxStackDepth} calls deep: unbounded recursion",
+            $file,
+            $line,
+            \array_slice($calls, 0, self::REPORT_CALLS),
+            true
+        );
+        unset($calls);
+        $this->die(Wire::STACK_OVERFLOW, $problem);
+        \posix_kill(\getmypid(), \SIGKILL);
+    }
+
     public static function shutdownHook(): void
     {
+        if (\getmypid() !== self::$instance->pid) {
+            return;
+        }
         self::$instance->reserve = null;
         self::$instance->onShutdown();
     }
@@ -420,7 +592,7 @@ final class Harness
             $problem = $fatal !== null
                 ? $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], [])
                 : $this->problem('Exit', 'the target file called exit() or die() while loading', '', 0, []);
-            $this->wire->send(\pack('V', Wire::EV_LOAD_FAILED) . $problem);
+            $this->send(\pack('V', Wire::EV_LOAD_FAILED) . $problem);
             return;
         }
         if ($this->phase !== 'batch') {
@@ -429,7 +601,9 @@ final class Harness
         if ($fatal !== null) {
             $oom = \strpos($fatal['message'], 'Allowed memory size of') === 0
                 || \strpos($fatal['message'], 'Out of memory') === 0;
-            $status = $oom ? Wire::OUT_OF_MEMORY : Wire::FATAL;
+            // PHP's own time limit: a target's set_time_limit(), or the engine's SIGPROF.
+            $timeout = \strpos($fatal['message'], 'Maximum execution time') === 0;
+            $status = $oom ? Wire::OUT_OF_MEMORY : ($timeout ? Wire::TIMEOUT : Wire::FATAL);
             $problem = $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], []);
         } elseif ($this->running) {
             $status = Wire::EXIT;
@@ -448,8 +622,9 @@ final class Harness
         $coverage = $this->style === self::STYLE_TRACE
             ? FuzzingContext::packedTrace(self::DYING_TRACE_BLOCKS)
             : FuzzingContext::packedEdges();
-        $this->wire->send(
-            \pack('VVC', Wire::EV_DIED, $this->index, $status) . $problem . Wire::bytes($coverage)
+        $this->send(
+            \pack('VVC', Wire::EV_DIED, $this->index, $status) . $problem . \pack('P', \strlen($coverage)),
+            $coverage
         );
         $this->phase = 'dead';
     }
@@ -468,12 +643,14 @@ final class Harness
 
     /**
      * Encodes a Problem. $calls is a debug_backtrace()-style list whose first
-     * entry is the call into the function that was executing at $file:$line.
+     * entry is the call into the function that was executing at $file:$line;
+     * $truncated says it is only the top of the stack.
      *
      * @param list<array<string, mixed>> $calls
      */
-    private function problem(string $class, string $message, string $file, int $line, array $calls): string
+    private function problem(string $class, string $message, string $file, int $line, array $calls, bool $truncated = false): string
     {
+        $message = IncludeInterceptor::withNativeReasons($message);
         $frames = [];
         $where = [$file, $line];
         foreach ($calls as $call) {
@@ -485,7 +662,7 @@ final class Harness
             }
             $where = [$callFile, $call['line'] ?? 0];
         }
-        if ($calls !== [] && $where !== null && $where[0] !== '') {
+        if ($calls !== [] && !$truncated && $where !== null && $where[0] !== '') {
             $frames[] = [$where[0], $where[1], '{main}'];
         }
         $trace = '';

@@ -5,7 +5,8 @@ namespace PhpFuzz;
 /**
  * Replaces the `file://` stream wrapper so that every included file is served
  * instrumented. Every other file operation is forwarded to PHP's own wrapper
- * and behaves exactly like plain `file://`.
+ * and behaves like plain `file://`; docs/protocol.md lists what a target can
+ * still tell apart.
  */
 final class IncludeInterceptor
 {
@@ -21,6 +22,14 @@ final class IncludeInterceptor
      * @var array<string, string>
      */
     private static $haltFiles = [];
+    /**
+     * Why PHP's own wrapper last failed to open a file or directory (its
+     * words, e.g. "No such file or directory"): PHP reports a user wrapper's
+     * failure as '"…::stream_open" call failed', and the harness puts these
+     * words back in what it reports.
+     * @var string|null
+     */
+    private static $lastFailure = null;
 
     /** @var resource|null */
     public $context;
@@ -48,6 +57,48 @@ final class IncludeInterceptor
         \set_error_handler(static function () { return true; });
         try {
             \stream_wrapper_restore('file');
+        } finally {
+            \restore_error_handler();
+        }
+    }
+
+    /**
+     * $message with the user wrapper's "call failed" text replaced by PHP's
+     * own reason, as plain `file://` would have worded it.
+     */
+    public static function withNativeReasons(string $message): string
+    {
+        if (self::$lastFailure === null || \strpos($message, '" call failed') === false) {
+            return $message;
+        }
+        return \str_replace(
+            ['"' . self::class . '::stream_open" call failed', '"' . self::class . '::dir_opendir" call failed'],
+            self::$lastFailure,
+            $message
+        );
+    }
+
+    /**
+     * Runs a native open that failed quietly, and keeps PHP's reason for
+     * withNativeReasons(). A target's own error handler does not see it.
+     * @template T
+     * @param \Closure(): T $open
+     * @return T
+     */
+    private static function quietOpen(\Closure $open)
+    {
+        \set_error_handler(static function (): bool {
+            return false;
+        });
+        try {
+            \error_clear_last();
+            $result = self::native($open);
+            if ($result === false) {
+                $message = \error_get_last()['message'] ?? '';
+                $colon = \strrpos($message, ': ');
+                self::$lastFailure = $colon === false ? null : \substr($message, $colon + 2);
+            }
+            return $result;
         } finally {
             \restore_error_handler();
         }
@@ -100,7 +151,7 @@ final class IncludeInterceptor
         // Failures stay silent here: PHP itself then reports "Failed to open
         // stream" at the caller's file and line, where the target sees it.
         $context = $this->context;
-        $handle = self::native(static function () use ($path, $mode, $options, $context) {
+        $handle = self::quietOpen(static function () use ($path, $mode, $options, $context) {
             $useIncludePath = ($options & \STREAM_USE_PATH) !== 0;
             return $context !== null
                 ? @\fopen($path, $mode, $useIncludePath, $context)
@@ -203,8 +254,13 @@ final class IncludeInterceptor
 
     public function stream_lock(int $operation): bool
     {
-        if ($this->code !== null) {
+        if ($this->handle === null) {
             return false;
+        }
+        if ($operation === 0) {
+            // PHP asking whether the stream can be locked at all (LOCK_EX in
+            // file_put_contents(), for one): plain files can.
+            return true;
         }
         return \flock($this->handle, $operation);
     }
@@ -247,20 +303,20 @@ final class IncludeInterceptor
             switch ($option) {
                 case \STREAM_META_TOUCH:
                     if (\is_array($value) && \count($value) >= 2) {
-                        return @\touch($path, $value[0], $value[1]);
+                        return \touch($path, $value[0], $value[1]);
                     }
                     if (\is_array($value) && \count($value) === 1) {
-                        return @\touch($path, $value[0]);
+                        return \touch($path, $value[0]);
                     }
-                    return @\touch($path);
+                    return \touch($path);
                 case \STREAM_META_OWNER_NAME:
                 case \STREAM_META_OWNER:
-                    return @\chown($path, $value);
+                    return \chown($path, $value);
                 case \STREAM_META_GROUP_NAME:
                 case \STREAM_META_GROUP:
-                    return @\chgrp($path, $value);
+                    return \chgrp($path, $value);
                 case \STREAM_META_ACCESS:
-                    return @\chmod($path, $value);
+                    return \chmod($path, $value);
             }
             return false;
         });
@@ -279,7 +335,7 @@ final class IncludeInterceptor
     {
         $context = $this->context;
         return self::native(static function () use ($path, $context) {
-            return $context !== null ? @\unlink($path, $context) : @\unlink($path);
+            return $context !== null ? \unlink($path, $context) : \unlink($path);
         });
     }
 
@@ -287,7 +343,7 @@ final class IncludeInterceptor
     {
         $context = $this->context;
         return self::native(static function () use ($from, $to, $context) {
-            return $context !== null ? @\rename($from, $to, $context) : @\rename($from, $to);
+            return $context !== null ? \rename($from, $to, $context) : \rename($from, $to);
         });
     }
 
@@ -296,22 +352,28 @@ final class IncludeInterceptor
         $context = $this->context;
         return self::native(static function () use ($path, $mode, $options, $context) {
             $recursive = ($options & \STREAM_MKDIR_RECURSIVE) !== 0;
-            return $context !== null ? @\mkdir($path, $mode, $recursive, $context) : @\mkdir($path, $mode, $recursive);
+            if (($options & \STREAM_REPORT_ERRORS) === 0) {
+                return $context !== null ? @\mkdir($path, $mode, $recursive, $context) : @\mkdir($path, $mode, $recursive);
+            }
+            return $context !== null ? \mkdir($path, $mode, $recursive, $context) : \mkdir($path, $mode, $recursive);
         });
     }
 
     public function rmdir(string $path, int $options): bool
     {
         $context = $this->context;
-        return self::native(static function () use ($path, $context) {
-            return $context !== null ? @\rmdir($path, $context) : @\rmdir($path);
+        return self::native(static function () use ($path, $options, $context) {
+            if (($options & \STREAM_REPORT_ERRORS) === 0) {
+                return $context !== null ? @\rmdir($path, $context) : @\rmdir($path);
+            }
+            return $context !== null ? \rmdir($path, $context) : \rmdir($path);
         });
     }
 
     public function dir_opendir(string $path, int $options): bool
     {
         $context = $this->context;
-        $dir = self::native(static function () use ($path, $context) {
+        $dir = self::quietOpen(static function () use ($path, $context) {
             return $context !== null ? @\opendir($path, $context) : @\opendir($path);
         });
         if ($dir === false) {

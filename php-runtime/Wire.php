@@ -3,10 +3,11 @@
 namespace PhpFuzz;
 
 /**
- * The pipe protocol (docs/protocol.md): frames of `u32 length` + payload,
- * payloads in bincode 2's fixed-int little-endian layout. Integers are
- * pack()ed, strings and byte vectors carry a u64 length prefix, enums a u32
- * tag, options and booleans one byte.
+ * The pipe protocol (docs/protocol.md): frames of a 12-byte header (magic,
+ * sequence number, payload length, each a little-endian u32) and a payload
+ * in bincode 2's fixed-int little-endian layout. Integers are pack()ed,
+ * strings and byte vectors carry a u64 length prefix, enums a u32 tag,
+ * options and booleans one byte.
  */
 final class Wire
 {
@@ -38,17 +39,79 @@ final class Wire
     const FATAL = 4;
     const EXIT = 5;
     const OUT_OF_MEMORY = 6;
+    const STACK_OVERFLOW = 7;
+
+    /** First four bytes of every frame: "\xF5pf\x02" (0xF5 never occurs in UTF-8 text). */
+    const MAGIC = 0x026670F5;
+    const HEADER_BYTES = 12;
+    /** Exit status of a harness whose request stream lost its framing. */
+    const EXIT_OUT_OF_SYNC = 71;
+    /**
+     * Descriptors below this are left to the target: the harness's own
+     * duplicates of the pipes land above it (see open()).
+     */
+    const FIRST_PRIVATE_FD = 64;
 
     /** @var resource */
     private $in;
     /** @var resource */
     private $out;
+    /** @var int */
+    private $inFd;
+    /** @var int */
+    private $outFd;
+    /** @var int sequence number of the next frame sent */
+    private $sent = 0;
+    /** @var int sequence number expected of the next frame received */
+    private $received = 0;
+    /** @var bool a frame is being written: signal handlers must not write now */
+    private $sending = false;
 
-    /** @param resource $in @param resource $out */
-    public function __construct($in, $out)
+    private function __construct(int $inFd, int $outFd)
     {
-        $this->in = $in;
-        $this->out = $out;
+        $this->inFd = $inFd;
+        $this->outFd = $outFd;
+        $this->in = self::openFd($inFd, 'rb');
+        $this->out = self::openFd($outFd, 'wb');
+    }
+
+    /** Opens the pipes the engine passed as descriptors $inFd and $outFd, or returns null. */
+    public static function open(int $inFd, int $outFd): ?self
+    {
+        try {
+            return new self($inFd, $outFd);
+        } catch (\RuntimeException $e) {
+            return null;
+        }
+    }
+
+    /**
+     * php://fd/N opens a dup() of N, which takes the lowest free descriptor.
+     * Fillers hold the low ones meanwhile, so the harness's streams end up
+     * where a target poking at php://fd/3, 4, 5… does not find them.
+     *
+     * @return resource
+     */
+    private static function openFd(int $fd, string $mode)
+    {
+        $fillers = [];
+        for ($i = 3; $i < self::FIRST_PRIVATE_FD; $i++) {
+            $filler = @\fopen('/dev/null', 'rb');
+            if ($filler === false) {
+                break;
+            }
+            $fillers[] = $filler;
+        }
+        $stream = @\fopen("php://fd/$fd", $mode);
+        foreach ($fillers as $filler) {
+            \fclose($filler);
+        }
+        if ($stream === false) {
+            throw new \RuntimeException("descriptor $fd is not open");
+        }
+        \stream_set_read_buffer($stream, 0);
+        \stream_set_write_buffer($stream, 0);
+        return $stream;
     }
 
     public static function bytes(string $s): string
@@ -66,46 +129,86 @@ final class Wire
         return $out;
     }
 
-    /** Writes one whole frame with a single fwrite, so a signal handler never interleaves. */
-    public function send(string $payload): void
+    /** True while a frame is being written. */
+    public function busy(): bool
     {
-        $frame = \pack('V', \strlen($payload)) . $payload;
-        $len = \strlen($frame);
-        $written = \fwrite($this->out, $frame);
-        while ($written !== false && $written < $len) {
-            $more = \fwrite($this->out, \substr($frame, $written));
-            if ($more === false || $more === 0) {
-                $written = false;
-                break;
-            }
-            $written += $more;
-        }
-        if ($written === false) {
+        return $this->sending;
+    }
+
+    /**
+     * Writes one frame: $head, then $tail (a large trace goes out without
+     * being copied). Signal handlers check busy() and wait, so nothing else
+     * is written in between.
+     */
+    public function send(string $head, string $tail = ''): void
+    {
+        $this->sending = true;
+        $header = \pack('VVV', self::MAGIC, $this->sent, \strlen($head) + \strlen($tail));
+        $this->sent = ($this->sent + 1) & 0xFFFFFFFF;
+        $ok = $this->write($header . $head) && ($tail === '' || $this->write($tail));
+        $this->sending = false;
+        if (!$ok) {
             // The engine is gone; nothing useful is left to do.
             \posix_kill(\getmypid(), 9);
             exit(70);
         }
     }
 
-    /** Returns the next frame's payload, or null at end of input. */
+    private function write(string $bytes): bool
+    {
+        if (!\is_resource($this->out)) {
+            // The target closed the harness's stream; the descriptor is still ours.
+            $this->out = self::openFd($this->outFd, 'wb');
+        }
+        $len = \strlen($bytes);
+        $written = @\fwrite($this->out, $bytes);
+        while ($written !== false && $written < $len) {
+            $more = @\fwrite($this->out, \substr($bytes, $written));
+            if ($more === false || $more === 0) {
+                return false;
+            }
+            $written += $more;
+        }
+        return $written !== false;
+    }
+
+    /**
+     * Returns the next frame's payload, or null at end of input. A frame
+     * that does not start with the magic and the expected sequence number
+     * means something else read from the request pipe: the harness cannot
+     * go on, and says so on stderr.
+     */
     public function receive(): ?string
     {
-        $header = $this->readExactly(4);
+        $header = $this->readExactly(self::HEADER_BYTES);
         if ($header === null) {
             return null;
         }
-        $len = \unpack('V', $header)[1];
-        if ($len === 0) {
+        $h = \unpack('Vmagic/Vseq/Vlen', $header);
+        if ($h['magic'] !== self::MAGIC || $h['seq'] !== $this->received) {
+            \fwrite(\STDERR, \sprintf(
+                "php-fuzz harness: the request stream is out of sync (frame %d expected, got %s): did the target read from descriptor %d?\n",
+                $this->received,
+                \bin2hex($header),
+                $this->inFd
+            ));
+            exit(self::EXIT_OUT_OF_SYNC);
+        }
+        $this->received = ($this->received + 1) & 0xFFFFFFFF;
+        if ($h['len'] === 0) {
             return '';
         }
-        return $this->readExactly($len);
+        return $this->readExactly($h['len']);
     }
 
     private function readExactly(int $len): ?string
     {
         $buf = '';
         while (\strlen($buf) < $len) {
-            $chunk = \fread($this->in, $len - \strlen($buf));
+            if (!\is_resource($this->in)) {
+                $this->in = self::openFd($this->inFd, 'rb');
+            }
+            $chunk = @\fread($this->in, $len - \strlen($buf));
             if ($chunk === false || ($chunk === '' && \feof($this->in))) {
                 return null;
             }

@@ -1,7 +1,9 @@
 <?php declare(strict_types=1);
 
-// Entry point of the harness process the php-fuzz engine starts. Requests
-// arrive on file descriptor 3, events leave on 4; stdout stays the target's.
+// Entry point of the harness process the php-fuzz engine starts:
+// `php main.php REQUEST_FD EVENT_FD`. Requests arrive on the first
+// descriptor, events leave on the second (both high-numbered, out of a
+// target's way); stdout stays the target's.
 
 require __DIR__ . '/FuzzingContext.php';
 require __DIR__ . '/CmpLog.php';
@@ -14,13 +16,10 @@ require __DIR__ . '/CustomMutation.php';
 
 \class_alias(\PhpFuzzer\Config::class, 'PhpFuzzer\Fuzzer');
 
-$requests = \fopen('php://fd/3', 'rb');
-$events = \fopen('php://fd/4', 'wb');
-if ($requests === false || $events === false) {
-    \fwrite(\STDERR, "php-fuzz harness: must be started by php-fuzz (file descriptors 3 and 4 are not open)\n");
+$wire = \PhpFuzz\Wire::open((int) ($argv[1] ?? 3), (int) ($argv[2] ?? 4));
+if ($wire === null) {
+    \fwrite(\STDERR, "php-fuzz harness: must be started by php-fuzz (its pipe descriptors are not open)\n");
     exit(70);
 }
-\stream_set_read_buffer($requests, 0);
-\stream_set_write_buffer($events, 0);
 
-(new \PhpFuzz\Harness(new \PhpFuzz\Wire($requests, $events), __DIR__))->main();
+(new \PhpFuzz\Harness($wire, __DIR__))->main();

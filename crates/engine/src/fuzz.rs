@@ -15,7 +15,7 @@ mod scratch;
 
 use php_fuzz_coverage::{FeatureSet, FingerprintCache};
 use php_fuzz_grammar::Grammar;
-use php_fuzz_harness::{Executor, HarnessConfig, SourceServer, TargetInfo};
+use php_fuzz_harness::{Executor, HarnessConfig, SourceServer, StopWhen, TargetInfo};
 use php_fuzz_mutate::{Dictionary, LengthControl, Mutator};
 use php_fuzz_storage::{CorpusDir, CorpusFile, Loaded};
 
@@ -222,7 +222,13 @@ pub fn fuzz(
         dedup_traces: true,
         ..(*harness).clone()
     });
+    // A batch in flight stops for Ctrl-C and --max-time too, not only between batches.
+    let stop = StopWhen {
+        flag: Some(Arc::clone(&interrupted)),
+        deadline: options.max_time.map(|max| started + max),
+    };
     let mut first = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
+    first.stop_when(stop.clone());
     let info = first.start()?.clone();
     report_target(&out, &info, &harness);
 
@@ -417,7 +423,8 @@ pub fn fuzz(
     let mut workers = Vec::new();
     for worker in 1..jobs {
         let shared = Arc::clone(&shared);
-        let executor = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
+        let mut executor = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
+        executor.stop_when(stop.clone());
         workers.push(
             std::thread::Builder::new()
                 .name(format!("php-fuzz-worker-{worker}"))
@@ -568,6 +575,10 @@ fn run_seeds(
         if shared.interrupted.load(Ordering::Relaxed) {
             break;
         }
+        if (shared.options.max_time).is_some_and(|max| shared.started.elapsed() >= max) {
+            shared.lock().stop.get_or_insert(StopReason::MaxTime);
+            break;
+        }
         scratch.clear();
         let mut bytes = 0;
         while let Some(seed) = pending.next_if(|s| {
@@ -617,6 +628,7 @@ fn finish_and_collect(
     });
     scratch.batch = batch;
     result?;
+    scratch.keep_collected();
     let stats = executor.stats();
     shared
         .runs

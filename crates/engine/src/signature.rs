@@ -24,6 +24,19 @@ pub fn signature(crash: &Crash) -> String {
             }
             key
         }
+        // A process that died without a word is placed where its trace was
+        // last seen, which moves inside the function: the function is the site.
+        CrashKind::HarnessDied if p.frames.first().is_some_and(|f| !f.function.is_empty()) => {
+            let frame = &p.frames[0];
+            format!(
+                "{} {}: {} in {} ({})",
+                crash.kind.name(),
+                p.class,
+                normalize_message(&p.message),
+                function_name(&frame.function),
+                frame.file
+            )
+        }
         CrashKind::Warning | CrashKind::Fatal | CrashKind::HarnessDied => {
             format!(
                 "{} {}: {} at {site}",
@@ -40,7 +53,7 @@ pub fn signature(crash: &Crash) -> String {
                     format!(
                         "{} in {} ({})",
                         crash.kind.name(),
-                        frame.function,
+                        function_name(&frame.function),
                         frame.file
                     )
                 }
@@ -64,6 +77,12 @@ pub(crate) fn caller_in_signature(signature: &str) -> Option<&str> {
 }
 
 const CALLER_SEPARATOR: &str = " < ";
+
+/// A function's name whether PHP's stack named it (`A->f()`) or the block
+/// map did (`A::f`): a hang found by either is the same bug.
+fn function_name(function: &str) -> String {
+    function.trim_end_matches("()").replace("->", "::")
+}
 
 /// The functions below the crash site, innermost first, each once: a
 /// recursive parser reaches one bug through any depth of recursion.
@@ -247,6 +266,31 @@ mod tests {
         let a = crash(CrashKind::Timeout, "", 5, vec![frame("P->loop()", 5)]);
         let b = crash(CrashKind::Timeout, "", 7, vec![frame("P->loop()", 7)]);
         assert_eq!(signature(&a), signature(&b));
+    }
+
+    #[test]
+    fn a_hang_named_by_the_stack_or_by_the_block_map_is_one_bug() {
+        let stack = crash(CrashKind::Timeout, "", 5, vec![frame("P->spin()", 5)]);
+        let blocks = crash(CrashKind::Timeout, "", 6, vec![frame("P::spin", 6)]);
+        assert_eq!(signature(&stack), signature(&blocks));
+    }
+
+    #[test]
+    fn silent_deaths_in_one_function_are_one_bug_and_differ_by_signal() {
+        let died = |message: &str, line| {
+            let mut crash = crash(
+                CrashKind::HarnessDied,
+                message,
+                line,
+                vec![frame("f", line)],
+            );
+            crash.problem.class = "HarnessDied".into();
+            crash
+        };
+        let segv = "the harness died (killed by signal 11 (SIGSEGV))";
+        assert_eq!(signature(&died(segv, 12)), signature(&died(segv, 13)));
+        let kill = "the harness died (killed by signal 9 (SIGKILL))";
+        assert_ne!(signature(&died(segv, 12)), signature(&died(kill, 12)));
     }
 
     #[test]

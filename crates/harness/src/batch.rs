@@ -27,6 +27,14 @@ impl Batch {
         self.ends.push(self.data.len());
     }
 
+    /// Keeps the first `len` inputs.
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.ends.len() {
+            self.ends.truncate(len);
+            self.data.truncate(self.ends.last().copied().unwrap_or(0));
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.ends.len()
     }
@@ -68,5 +76,9 @@ mod tests {
         let mut ends = Vec::new();
         assert_eq!(batch.slice(1, 3, &mut ends), b"xyz");
         assert_eq!(ends, vec![0, 3]);
+        batch.truncate(1);
+        assert_eq!(batch.len(), 1);
+        batch.push(b"c");
+        assert_eq!(batch.get(1), b"c");
     }
 }

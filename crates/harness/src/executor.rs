@@ -7,16 +7,19 @@ use std::time::{Duration, Instant};
 use php_fuzz_coverage::EdgeCounter;
 use php_fuzz_instrument::{BlockId, StubStyle};
 
+use rustix::process::Signal;
+
 use crate::process::{HarnessProcess, TargetInfo, Wait};
 use crate::protocol::{self, Event, InputList, Request};
 use crate::sources::SourceServer;
 use crate::triage;
-use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem};
+use crate::watch::Watch;
+use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem, StopWhen};
 
 /// After this many harness deaths while starting, give up.
 const MAX_START_FAILURES: u32 = 5;
-/// Extra time past the timeout before the engine kills a silent harness.
-const KILL_GRACE: Duration = Duration::from_millis(1500);
+/// How much of the raw trace of a run's coverage chunks is kept for triage.
+const CHUNK_TAIL_BYTES: usize = 16 * 1024;
 
 /// The coverage of one run. A long run sends its coverage in pieces; the
 /// earlier pieces arrive already folded into edge counts (see docs/protocol.md).
@@ -97,17 +100,32 @@ pub struct Executor {
     /// Coverage pieces of the run in progress, folded.
     earlier: EdgeCounter,
     has_earlier: bool,
+    /// The end of those pieces as sent (trace style): where a run that died
+    /// without a word was last seen, and whether it was recursing.
+    chunk_tail: Vec<u8>,
     ends: Vec<usize>,
     /// Comparison logs of the round trip in progress, by input index, in
     /// order; `cmp_log` holds the one of the run being reported.
     cmp_logs: VecDeque<(usize, Vec<u8>)>,
     cmp_log: Vec<u8>,
+    stop: StopWhen,
 }
 
 /// A submitted batch.
 struct Queued {
     /// Its Run request reached the current harness process.
     sent: bool,
+}
+
+/// How the inputs of a batch go to the harness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pace {
+    /// All the rest in one round trip.
+    Batch,
+    /// One per round trip, so the next death names its input; `streaming`
+    /// has the harness send its trace as it goes, so a death that kills
+    /// the process still shows where the run was.
+    Alone { streaming: bool },
 }
 
 /// Why a round trip ended without every outcome.
@@ -119,8 +137,11 @@ enum Interrupted {
         retry_alone: bool,
         last: Vec<u8>,
     },
-    /// It died or went silent without saying which input was to blame.
-    Unexplained { kind: CrashKind, message: String },
+    /// It died, went silent or broke the protocol without saying which
+    /// input was to blame: the first unreported one, or one after it.
+    Unexplained(Crash),
+    /// The executor's `StopWhen` was reached.
+    Stopped,
 }
 
 impl Executor {
@@ -135,9 +156,11 @@ impl Executor {
             baseline_rss: 0,
             earlier: EdgeCounter::new(),
             has_earlier: false,
+            chunk_tail: Vec::new(),
             ends: Vec::new(),
             cmp_logs: VecDeque::new(),
             cmp_log: Vec::new(),
+            stop: StopWhen::default(),
         }
     }
 
@@ -151,6 +174,12 @@ impl Executor {
 
     pub fn stats(&self) -> ExecutorStats {
         self.stats
+    }
+
+    /// From now on, batches stop early once `stop` is reached: `finish`
+    /// then reports only the inputs that finished.
+    pub fn stop_when(&mut self, stop: StopWhen) {
+        self.stop = stop;
     }
 
     /// Starts the harness now (it starts lazily otherwise) and returns what
@@ -213,15 +242,16 @@ impl Executor {
     pub fn submit(&mut self, batch: &Batch) -> Result<(), HarnessError> {
         assert!(self.queued.len() < 2, "at most two batches in flight");
         let mut sent = false;
-        if self.process.is_some() || self.queued.is_empty() {
+        if !self.stop.reached() && (self.process.is_some() || self.queued.is_empty()) {
             self.ensure_process()?;
-            sent = self.send(batch, 0, batch.len());
+            sent = self.send(batch, 0, batch.len(), false);
         }
         self.queued.push_back(Queued { sent });
         Ok(())
     }
 
-    /// Waits for the oldest submitted batch and reports each of its inputs.
+    /// Waits for the oldest submitted batch and reports each of its inputs,
+    /// in order: all of them, unless the `StopWhen` is reached first.
     pub fn finish(
         &mut self,
         batch: &Batch,
@@ -230,17 +260,33 @@ impl Executor {
         let queued = self.queued.pop_front().expect("finish() follows submit()");
         let mut already_sent = queued.sent && self.process.is_some();
         let mut next = 0;
-        // After a death nobody explained, inputs go one per round trip, so the
-        // next death names its input.
-        let mut one_at_a_time = false;
+        let mut pace = Pace::Batch;
+        // A death pinned on one input but not located: the input runs again,
+        // streaming; if it does not die without a word again, this is reported.
+        let mut pinned: Option<Crash> = None;
+        // A crash that belongs to one of batch[next..=until], whose inputs
+        // run again one at a time to find which.
+        let mut suspect: Option<(Crash, usize)> = None;
         while next < batch.len() {
-            let end = if one_at_a_time { next + 1 } else { batch.len() };
+            if suspect.as_ref().is_some_and(|(_, until)| next > *until) {
+                suspect = None;
+            }
+            if self.stop.reached() {
+                self.drop_process();
+                self.emit_suspect(next, suspect, &mut on_result);
+                return Ok(());
+            }
+            let (end, streaming) = match pace {
+                Pace::Batch => (batch.len(), false),
+                Pace::Alone { streaming } => (next + 1, streaming),
+            };
             if !already_sent {
                 self.ensure_process()?;
-                self.send(batch, next, end);
+                self.send(batch, next, end, streaming);
             }
             already_sent = false;
-            let (reported, interrupted) = self.receive(next, end, &mut on_result)?;
+            let (reported, interrupted) =
+                self.receive(next, end, streaming, &mut pinned, &mut on_result)?;
             next += reported;
             let Some(interrupted) = interrupted else {
                 continue;
@@ -249,41 +295,51 @@ impl Executor {
             for other in &mut self.queued {
                 other.sent = false;
             }
+            self.drop_process();
             match interrupted {
+                Interrupted::Stopped => {
+                    self.emit_suspect(next, suspect, &mut on_result);
+                    return Ok(());
+                }
                 Interrupted::Died {
                     index,
                     crash,
                     retry_alone,
                     last,
                 } => {
-                    self.drop_process();
+                    pinned = None;
                     if retry_alone {
                         // Memory grown over earlier runs ran out: a restart
                         // for memory growth, as in `replace_if_grown`.
                         self.stats.memory_restarts += 1;
-                        one_at_a_time = true;
+                        pace = Pace::Alone { streaming: false };
                         self.clear_earlier();
                         next = index;
                     } else {
+                        suspect = None;
                         self.emit_crash(index, crash, &last, &mut on_result);
                         next = index + 1;
                     }
                 }
-                Interrupted::Unexplained { kind, message } => {
-                    let stderr = self
-                        .process
-                        .as_mut()
-                        .map(|p| p.stderr_tail())
-                        .unwrap_or_default();
-                    self.drop_process();
-                    if end - next == 1 {
-                        let runtime = self.config.runtime.root();
-                        let crash = triage::unexplained_crash(kind, message, stderr, runtime);
+                Interrupted::Unexplained(crash) => {
+                    let located =
+                        !crash.problem.file.is_empty() || self.coverage(&[]).last_block().is_some();
+                    if end - next > 1 {
+                        self.clear_earlier();
+                        pace = Pace::Alone {
+                            streaming: !located,
+                        };
+                        suspect = Some((crash, end - 1));
+                    } else if located || streaming {
+                        pinned = None;
+                        suspect = None;
                         self.emit_crash(next, crash, &[], &mut on_result);
                         next += 1;
                     } else {
                         self.clear_earlier();
-                        one_at_a_time = true;
+                        suspect = Some((crash.clone(), next));
+                        pinned = Some(crash);
+                        pace = Pace::Alone { streaming: true };
                     }
                 }
             }
@@ -292,9 +348,26 @@ impl Executor {
         Ok(())
     }
 
+    /// Stopped while re-running inputs to find which one a crash belongs
+    /// to: it goes to the first of them rather than being lost.
+    fn emit_suspect(
+        &mut self,
+        next: usize,
+        suspect: Option<(Crash, usize)>,
+        on_result: &mut impl FnMut(RunResult<'_>),
+    ) {
+        if let Some((mut crash, _)) = suspect {
+            crash.note = Some(
+                "stopped before it could be re-run alone: it is the first input that had not finished when the harness died".into(),
+            );
+            self.clear_earlier();
+            self.emit_crash(next, crash, &[], on_result);
+        }
+    }
+
     /// Writes the Run request for `batch[start..end]`; false if the
     /// harness is gone (the receive that follows then reports its death).
-    fn send(&mut self, batch: &Batch, start: usize, end: usize) -> bool {
+    fn send(&mut self, batch: &Batch, start: usize, end: usize, streaming: bool) -> bool {
         let Some(process) = self.process.as_mut() else {
             return false;
         };
@@ -302,6 +375,7 @@ impl Executor {
         let data = batch.slice(start, end, &mut self.ends);
         process
             .send(&Request::Run {
+                streaming,
                 inputs: InputList {
                     data,
                     ends: &self.ends,
@@ -351,7 +425,14 @@ impl Executor {
     /// Folds a piece of the coverage of the run in progress.
     fn add_earlier(&mut self, piece: &[u8]) {
         match self.sources.style() {
-            StubStyle::Trace => self.earlier.add_trace(piece),
+            StubStyle::Trace => {
+                self.earlier.add_trace(piece);
+                let keep = piece.len().min(CHUNK_TAIL_BYTES);
+                self.chunk_tail
+                    .extend_from_slice(&piece[piece.len() - keep..]);
+                let excess = self.chunk_tail.len().saturating_sub(CHUNK_TAIL_BYTES);
+                self.chunk_tail.drain(..excess);
+            }
             StubStyle::EdgeMap => self.earlier.add_edge_counts(piece),
         }
         self.has_earlier = true;
@@ -361,6 +442,7 @@ impl Executor {
         if self.has_earlier {
             self.earlier.clear();
             self.has_earlier = false;
+            self.chunk_tail.clear();
         }
     }
 
@@ -430,17 +512,15 @@ impl Executor {
         }
     }
 
-    /// How long a harness may stay silent during a batch before it is killed.
-    fn silence_limit(&self) -> Duration {
-        self.config.timeout + KILL_GRACE + self.config.flush_interval
-    }
-
     /// Reports the outcomes of `batch[start..end]`, already sent, until all
-    /// arrived or the harness stopped answering. Returns how many were reported.
+    /// arrived or the harness stopped answering. Returns how many were
+    /// reported. The outcome of a `pinned` input is replaced by its crash.
     fn receive(
         &mut self,
         start: usize,
         end: usize,
+        streaming: bool,
+        pinned: &mut Option<Crash>,
         on_result: &mut impl FnMut(RunResult<'_>),
     ) -> Result<(usize, Option<Interrupted>), HarnessError> {
         // On an error the process is dropped, and so killed.
@@ -449,43 +529,79 @@ impl Executor {
         self.cmp_logs.clear();
         let count = end - start;
         let mut reported = 0;
-        let mut deadline = Instant::now() + self.silence_limit();
+        let mut watch = Watch::new(
+            &self.config,
+            process.info.signals,
+            Instant::now(),
+            self.baseline_rss,
+        )
+        .streaming(streaming);
         let interrupted = loop {
             if reported == count {
                 break None;
             }
-            match process
-                .wait_frame(Some(deadline))
-                .map_err(HarnessError::Pipe)?
-            {
+            if self.stop.reached() {
+                break Some(Interrupted::Stopped);
+            }
+            let until = watch.slice().map(|slice| Instant::now() + slice);
+            match process.wait_frame(until).map_err(HarnessError::Pipe)? {
                 Wait::Frame => {}
                 Wait::Eof => {
                     let status = process.wait_exit(Duration::from_secs(2));
-                    break Some(Interrupted::Unexplained {
-                        kind: CrashKind::HarnessDied,
-                        message: triage::death_message(status, &process.stderr_tail()),
-                    });
+                    let stderr = process.stderr_tail();
+                    let runtime = self.config.runtime.root();
+                    let crash = if watch.timing_out() {
+                        triage::timeout_death(self.overdue_message(&watch), stderr, runtime)
+                    } else {
+                        let message = triage::death_message(status, &stderr);
+                        triage::unexplained_crash(CrashKind::HarnessDied, message, stderr, runtime)
+                    };
+                    break Some(Interrupted::Unexplained(crash));
                 }
-                Wait::Idle => match self.watch_silent(&mut process, deadline) {
+                Wait::Garbage(what) => {
+                    process.kill();
+                    break Some(Interrupted::Unexplained(triage::protocol_violation(
+                        what,
+                        process.stderr_tail(),
+                    )));
+                }
+                Wait::Idle => match self.watch_silent(&mut process, &mut watch) {
                     Some(interrupted) => break Some(interrupted),
                     None => continue,
                 },
             }
-            let event = protocol::decode_event(process.frame_bytes())
-                .map_err(|e| HarnessError::Protocol(e.to_string()))?;
+            let event = match protocol::decode_event(process.frame_bytes()) {
+                Ok(event) => event,
+                Err(err) => {
+                    break Some(Interrupted::Unexplained(triage::protocol_violation(
+                        format!("an event that does not decode ({err})"),
+                        String::new(),
+                    )));
+                }
+            };
             match event {
                 Event::Outcomes { first, outcomes } => {
                     if first as usize != reported {
-                        return Err(HarnessError::Protocol(format!(
-                            "outcomes start at {first}, expected {reported}"
+                        break Some(Interrupted::Unexplained(triage::protocol_violation(
+                            format!("outcomes from input {first} where {reported} was next"),
+                            String::new(),
                         )));
                     }
                     for outcome in &outcomes {
-                        self.emit_outcome(start + reported, outcome, on_result);
+                        match pinned.take() {
+                            Some(mut crash) => {
+                                crash.note = Some(
+                                    "it did not happen again when the input was re-run alone"
+                                        .into(),
+                                );
+                                self.emit_crash(start + reported, crash, &[], on_result);
+                            }
+                            None => self.emit_outcome(start + reported, outcome, on_result),
+                        }
                         reported += 1;
                     }
                     process.consume_frame();
-                    deadline = Instant::now() + self.silence_limit();
+                    watch.heard(Instant::now());
                 }
                 Event::CoverageChunk { index, coverage } => {
                     if index as usize == reported {
@@ -501,7 +617,7 @@ impl Executor {
                 Event::SourceRequest { path } => {
                     let path = path.to_vec();
                     process.answer_source_request(&path, &self.sources)?;
-                    deadline = Instant::now() + self.silence_limit();
+                    watch.heard(Instant::now());
                 }
                 Event::Died {
                     index,
@@ -511,8 +627,9 @@ impl Executor {
                 } => {
                     let index = index as usize;
                     if index != reported {
-                        return Err(HarnessError::Protocol(format!(
-                            "died on input {index}, expected {reported}"
+                        break Some(Interrupted::Unexplained(triage::protocol_violation(
+                            format!("a death on input {index} where {reported} was next"),
+                            String::new(),
                         )));
                     }
                     let problem = Problem::from_wire(&problem);
@@ -520,8 +637,11 @@ impl Executor {
                     process.consume_frame();
                     process.wait_exit(Duration::from_secs(2));
                     let stderr = process.stderr_tail();
+                    // The pieces sent before count when telling a recursion apart.
+                    let mut tail = std::mem::take(&mut self.chunk_tail);
+                    tail.extend_from_slice(&last);
                     let crash =
-                        triage::crash_from_death(status, problem, &last, stderr, &self.sources);
+                        triage::crash_from_death(status, problem, &tail, stderr, &self.sources);
                     // A run that started on a bloated harness may not be to blame.
                     let retry_alone = crash.kind == CrashKind::OutOfMemory
                         && count > 1
@@ -534,8 +654,9 @@ impl Executor {
                     });
                 }
                 other => {
-                    return Err(HarnessError::Protocol(format!(
-                        "unexpected event during a batch: {other:?}"
+                    break Some(Interrupted::Unexplained(triage::protocol_violation(
+                        format!("an unexpected event during a batch: {other:?}"),
+                        String::new(),
                     )));
                 }
             }
@@ -544,13 +665,13 @@ impl Executor {
         Ok((reported, interrupted))
     }
 
-    /// A poll slice passed without a word from the harness: notes its memory,
-    /// asks a long run for the coverage it has so far, and kills a harness
-    /// that grew too large or stayed silent past `deadline`.
+    /// A poll slice passed without a word from the harness: notes its
+    /// memory, kills a harness that grew too large, and takes the next step
+    /// of the timeout or of the memory watch (see `watch.rs`).
     fn watch_silent(
         &mut self,
         process: &mut HarnessProcess,
-        deadline: Instant,
+        watch: &mut Watch,
     ) -> Option<Interrupted> {
         let limit_mb = self.config.rss_limit_mb;
         let rss = process.rss_mb();
@@ -562,30 +683,38 @@ impl Executor {
             process.kill();
             let message =
                 format!("the harness's memory reached {rss} MB, over the limit of {limit_mb} MB");
-            return Some(Interrupted::Unexplained {
-                kind: CrashKind::OutOfMemory,
+            return Some(Interrupted::Unexplained(triage::unexplained_crash(
+                CrashKind::OutOfMemory,
                 message,
-            });
+                process.stderr_tail(),
+                self.config.runtime.root(),
+            )));
         }
-        if process.info.signals {
-            // A poll slice (50 ms) of silence means a long run, piling
-            // up trace (about a million blocks, 16 MB of PHP array,
-            // per slice): have what it has sent over.
-            process.request_coverage();
+        let now = Instant::now();
+        let actions = watch.poll(now, rss);
+        if actions.progress {
+            process.signal(Signal::USR1);
         }
-        if Instant::now() >= deadline {
+        if let Some(signal) = actions.signal {
+            process.signal(signal);
+        }
+        if actions.kill {
             process.kill();
-            let message = format!(
-                "no answer within {:.1} s (timeout {:.1} s); the harness was killed",
-                self.silence_limit().as_secs_f64(),
-                self.config.timeout.as_secs_f64()
-            );
-            return Some(Interrupted::Unexplained {
-                kind: CrashKind::Timeout,
-                message,
-            });
+            return Some(Interrupted::Unexplained(triage::timeout_death(
+                self.overdue_message(watch),
+                process.stderr_tail(),
+                self.config.runtime.root(),
+            )));
         }
         None
+    }
+
+    fn overdue_message(&self, watch: &Watch) -> String {
+        format!(
+            "no answer for {:.1} s (timeout {:.1} s); the harness was stopped from outside",
+            watch.silence(Instant::now()).as_secs_f64(),
+            self.config.timeout.as_secs_f64()
+        )
     }
 
     /// The target's configuration, once a harness has loaded it.

@@ -15,10 +15,12 @@ pub mod protocol;
 mod runtime;
 mod sources;
 mod triage;
+mod watch;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 pub use batch::Batch;
 pub use executor::{Coverage, Executor, ExecutorStats, RunResult};
@@ -51,6 +53,10 @@ pub struct HarnessConfig {
     /// Send a run whose trace repeats an earlier one as the trace's hash
     /// alone (`RunResult::repeat`). For fuzzing; replay wants every trace.
     pub dedup_traces: bool,
+    /// A call stack deeper than this is a runaway recursion (a stack
+    /// overflow finding). No sane library recurses this deep; a runaway
+    /// recursion passes it within a fraction of a second.
+    pub max_stack_depth: u32,
 }
 
 impl HarnessConfig {
@@ -66,7 +72,26 @@ impl HarnessConfig {
             flush_interval: Duration::from_millis(100),
             forward_output: false,
             dedup_traces: false,
+            max_stack_depth: 50_000,
         }
+    }
+}
+
+/// When an executor stops waiting for a batch: a flag someone sets (Ctrl-C),
+/// or a point in time (`--max-time`). A stopped batch reports only the
+/// inputs that finished; the harness running the rest is killed.
+#[derive(Debug, Clone, Default)]
+pub struct StopWhen {
+    pub flag: Option<Arc<AtomicBool>>,
+    pub deadline: Option<Instant>,
+}
+
+impl StopWhen {
+    pub fn reached(&self) -> bool {
+        self.flag
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
 

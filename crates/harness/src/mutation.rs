@@ -114,6 +114,12 @@ impl MutatorProcess {
                     );
                     return Err(self.failure(message));
                 }
+                Wait::Garbage(what) => {
+                    process.kill();
+                    return Err(self.failure(format!(
+                        "the custom mutator's php process wrote into the protocol pipe: {what}"
+                    )));
+                }
             }
             let event = protocol::decode_event(process.frame_bytes())
                 .map_err(|e| HarnessError::Protocol(e.to_string()))?;

@@ -15,9 +15,12 @@ use std::time::{Duration, Instant};
 
 use command_fds::{CommandFdExt, FdMapping};
 use rustix::event::{PollFd, PollFlags, poll};
-use rustix::process::{Pid, Signal, kill_process};
+use rustix::process::{
+    Pid, Resource, Signal, WaitId, WaitIdOptions, getrlimit, kill_process, kill_process_group,
+    waitid,
+};
 
-use crate::protocol::{self, Event, Request};
+use crate::protocol::{self, Event, HEADER_BYTES, Header, MAGIC, Request};
 use crate::sources::SourceServer;
 use crate::{HarnessConfig, HarnessError, LoadFailure, Problem};
 
@@ -27,6 +30,22 @@ const PIPE_BYTES: usize = 1 << 20;
 const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How often a wait for the harness wakes up to check its memory.
 pub(crate) const POLL_SLICE: Duration = Duration::from_millis(50);
+/// A read buffer grown past this for one large frame shrinks back afterwards.
+const KEPT_BUFFER_BYTES: usize = 16 << 20;
+
+/// The descriptors the pipes get in the harness: high ones, out of the way
+/// of a target that opens `php://fd/3`, 4, 5… (PHP refuses a descriptor at
+/// or above the open-files limit, so they stay below it).
+fn pipe_descriptors() -> (i32, i32) {
+    let limit = getrlimit(Resource::Nofile)
+        .current
+        .unwrap_or(1024)
+        .min(1024);
+    if limit < 128 {
+        return (3, 4);
+    }
+    (limit as i32 - 2, limit as i32 - 1)
+}
 
 /// What the harness said when it finished loading the target.
 #[derive(Debug, Clone)]
@@ -68,6 +87,9 @@ pub(crate) enum Wait {
     /// The poll slice passed without a frame; the caller may check limits.
     Idle,
     Eof,
+    /// Bytes that are not a frame of the harness: something else wrote
+    /// into the event pipe. The process cannot be trusted any more.
+    Garbage(String),
 }
 
 pub(crate) struct HarnessProcess {
@@ -76,6 +98,12 @@ pub(crate) struct HarnessProcess {
     requests: File,
     events: File,
     request_buf: Vec<u8>,
+    /// Sequence numbers of the next request sent and the next event expected.
+    requests_sent: u32,
+    events_seen: u32,
+    /// The largest frame believed: no payload can outgrow the harness's memory limit.
+    max_frame: usize,
+    event_fd: i32,
     /// Request bytes not yet taken by the pipe: requests are written without
     /// blocking, so a queued batch never waits for the harness to read it.
     outbox: Vec<u8>,
@@ -107,6 +135,7 @@ impl HarnessProcess {
             rustix::fs::fcntl_getfl(&requests_write).map_err(|e| HarnessError::Spawn(e.into()))?;
         rustix::fs::fcntl_setfl(&requests_write, flags | rustix::fs::OFlags::NONBLOCK)
             .map_err(|e| HarnessError::Spawn(e.into()))?;
+        let (request_fd, event_fd) = pipe_descriptors();
         let mut command = Command::new(&config.php.path);
         command
             .arg("-d")
@@ -126,9 +155,17 @@ impl HarnessProcess {
         for (key, value) in &config.ini {
             command.arg("-d").arg(format!("{key}={value}"));
         }
+        // Standard input reads as empty and takes writes, as a terminal would.
+        let stdin = File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+            .map_err(HarnessError::Spawn)?;
         command
             .arg(config.runtime.entry_script())
-            .stdin(Stdio::null())
+            .arg(request_fd.to_string())
+            .arg(event_fd.to_string())
+            .stdin(stdin)
             .stdout(if config.forward_output {
                 Stdio::inherit()
             } else {
@@ -144,11 +181,11 @@ impl HarnessProcess {
             .fd_mappings(vec![
                 FdMapping {
                     parent_fd: OwnedFd::from(requests_read),
-                    child_fd: 3,
+                    child_fd: request_fd,
                 },
                 FdMapping {
                     parent_fd: OwnedFd::from(events_write),
-                    child_fd: 4,
+                    child_fd: event_fd,
                 },
             ])
             .map_err(|err| HarnessError::Spawn(io::Error::other(err)))?;
@@ -171,6 +208,10 @@ impl HarnessProcess {
             requests: File::from(OwnedFd::from(requests_write)),
             events: File::from(OwnedFd::from(events_read)),
             request_buf: Vec::new(),
+            requests_sent: 0,
+            events_seen: 0,
+            max_frame: (config.rss_limit_mb.max(64) as usize) << 20,
+            event_fd,
             outbox: Vec::new(),
             outbox_sent: 0,
             buf: vec![0; 64 * 1024],
@@ -199,6 +240,7 @@ impl HarnessProcess {
             timeout_ms: config.timeout.as_millis().max(1) as u64,
             flush_interval_ms: config.flush_interval.as_millis() as u64,
             dedup_traces: config.dedup_traces,
+            max_stack_depth: config.max_stack_depth,
         };
         if process
             .send(&init)
@@ -238,6 +280,15 @@ impl HarnessProcess {
                     continue;
                 }
                 Wait::Eof => return Err(self.load_failure_from_death(config)),
+                Wait::Garbage(what) => {
+                    self.kill();
+                    return Err(HarnessError::Load(Box::new(LoadFailure {
+                        target: config.target.clone(),
+                        problem: None,
+                        summary: format!("while loading the target, {what}"),
+                        stderr: self.stderr_tail(),
+                    })));
+                }
                 Wait::Frame => {}
             }
             let (start, end) = self.frame;
@@ -352,7 +403,8 @@ impl HarnessProcess {
     /// Queues a request and writes as much of it as the pipe takes now; the
     /// rest goes out while waiting for events.
     pub(crate) fn send(&mut self, request: &Request<'_>) -> io::Result<()> {
-        protocol::encode_request(&mut self.request_buf, request)?;
+        protocol::encode_request(&mut self.request_buf, self.requests_sent, request)?;
+        self.requests_sent = self.requests_sent.wrapping_add(1);
         if self.outbox_sent == self.outbox.len() {
             self.outbox.clear();
             self.outbox_sent = 0;
@@ -396,22 +448,39 @@ impl HarnessProcess {
     pub(crate) fn wait_frame(&mut self, deadline: Option<Instant>) -> io::Result<Wait> {
         loop {
             let available = self.end - self.start;
-            if available >= 4 {
-                let len = u32::from_le_bytes(
-                    self.buf[self.start..self.start + 4]
+            if available >= 4 && self.header_word(0) != MAGIC {
+                return Ok(Wait::Garbage(self.describe_garbage()));
+            }
+            if available >= HEADER_BYTES {
+                let header = Header::parse(
+                    self.buf[self.start..self.start + HEADER_BYTES]
                         .try_into()
-                        .expect("4 bytes"),
-                ) as usize;
-                if available >= 4 + len {
-                    self.frame = (self.start + 4, self.start + 4 + len);
+                        .expect("a header"),
+                );
+                if header.seq != self.events_seen {
+                    return Ok(Wait::Garbage(format!(
+                        "the event pipe skipped from frame {} to frame {}: a second writer (a process the target forked?)",
+                        self.events_seen, header.seq
+                    )));
+                }
+                let len = header.len as usize;
+                if len > self.max_frame {
+                    return Ok(Wait::Garbage(format!(
+                        "a frame of {len} bytes announced, more than the harness's memory limit"
+                    )));
+                }
+                let total = HEADER_BYTES + len;
+                if available >= total {
+                    self.frame = (self.start + HEADER_BYTES, self.start + total);
+                    self.events_seen = self.events_seen.wrapping_add(1);
                     return Ok(Wait::Frame);
                 }
-                if self.buf.len() - self.start < 4 + len {
+                if self.buf.len() - self.start < total {
                     self.buf.copy_within(self.start..self.end, 0);
                     self.end -= self.start;
                     self.start = 0;
-                    if self.buf.len() < 4 + len {
-                        self.buf.resize((4 + len).next_power_of_two(), 0);
+                    if self.buf.len() < total {
+                        self.buf.resize(total.next_power_of_two(), 0);
                     }
                 }
             }
@@ -443,7 +512,15 @@ impl HarnessProcess {
                 ),
             ];
             match poll(&mut fds, Some(&timeout)) {
-                Ok(0) => return Ok(Wait::Idle),
+                Ok(0) => {
+                    // A child the target forked may hold the pipe open after
+                    // the harness died: no end of file then, but an exit.
+                    return Ok(if self.has_exited() {
+                        Wait::Eof
+                    } else {
+                        Wait::Idle
+                    });
+                }
                 Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(err) => return Err(err.into()),
@@ -457,12 +534,33 @@ impl HarnessProcess {
                 continue;
             }
             match self.events.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Ok(Wait::Eof),
+                Ok(0) => {
+                    let left = self.end - self.start;
+                    if left > 0 && (left < 4 || self.header_word(0) != MAGIC) {
+                        return Ok(Wait::Garbage(self.describe_garbage()));
+                    }
+                    return Ok(Wait::Eof);
+                }
                 Ok(n) => self.end += n,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => return Err(err),
             }
         }
+    }
+
+    fn header_word(&self, at: usize) -> u32 {
+        let at = self.start + at;
+        u32::from_le_bytes(self.buf[at..at + 4].try_into().expect("4 bytes"))
+    }
+
+    /// What lies where a frame should start, for the report.
+    fn describe_garbage(&self) -> String {
+        let bytes = &self.buf[self.start..self.end.min(self.start + 48)];
+        format!(
+            "the event pipe (descriptor {}) carried bytes that are not a php-fuzz frame: \"{}\"",
+            self.event_fd,
+            bytes.escape_ascii()
+        )
     }
 
     pub(crate) fn frame_bytes(&self) -> &[u8] {
@@ -474,6 +572,9 @@ impl HarnessProcess {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
+            if self.buf.len() > KEPT_BUFFER_BYTES {
+                self.buf = vec![0; 64 * 1024];
+            }
         }
     }
 
@@ -482,13 +583,30 @@ impl HarnessProcess {
         crate::memory::rss_mb(self.pid).unwrap_or(0)
     }
 
-    pub(crate) fn request_coverage(&self) {
-        let _ = kill_process(self.pid, Signal::USR1);
+    /// Sends `signal` to the harness (not to children the target forked).
+    pub(crate) fn signal(&self, signal: Signal) {
+        if self.status.is_none() {
+            let _ = kill_process(self.pid, signal);
+        }
     }
 
+    /// The harness exited (it is not reaped yet, so its pid and group stay ours).
+    fn has_exited(&self) -> bool {
+        self.status.is_some()
+            || waitid(
+                WaitId::Pid(self.pid),
+                WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
+            )
+            .is_ok_and(|status| status.is_some())
+    }
+
+    /// Kills the harness and whatever the target forked that stayed in its
+    /// process group, then reaps it.
     pub(crate) fn kill(&mut self) {
-        let _ = kill_process(self.pid, Signal::KILL);
-        self.status = self.child.wait().ok();
+        if self.status.is_none() {
+            let _ = kill_process_group(self.pid, Signal::KILL);
+            self.status = self.child.wait().ok();
+        }
     }
 
     /// Waits for the process to exit on its own, then kills it.
@@ -497,19 +615,12 @@ impl HarnessProcess {
             return self.status;
         }
         let until = Instant::now() + grace;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => {
-                    self.status = Some(status);
-                    return self.status;
-                }
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
-                _ => {
-                    self.kill();
-                    return self.status;
-                }
-            }
+        while !self.has_exited() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
         }
+        // Exited or not, its group goes: children the target left behind too.
+        self.kill();
+        self.status
     }
 
     /// The last lines the harness wrote to stderr. Waits briefly for the

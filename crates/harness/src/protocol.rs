@@ -1,9 +1,10 @@
 //! The pipe protocol between the engine and the PHP harness (docs/protocol.md).
 //!
-//! Each frame is a `u32` little-endian payload length followed by the payload,
-//! a bincode 2 encoding (fixed-width integers, little-endian) of a [`Request`]
-//! or an [`Event`]. The PHP side speaks the same layout with pack()/unpack().
-//! Strings from PHP are byte strings: messages often quote the input.
+//! Each frame is a 12-byte [`Header`] (magic, sequence number, payload
+//! length) followed by the payload, a bincode 2 encoding (fixed-width
+//! integers, little-endian) of a [`Request`] or an [`Event`]. The PHP side
+//! speaks the same layout with pack()/unpack(). Strings from PHP are byte
+//! strings: messages often quote the input.
 
 use std::io::{self, Write};
 
@@ -18,6 +19,31 @@ pub fn config() -> impl bincode::config::Config {
 /// Bumped whenever the layout changes; both sides come from one binary.
 pub const PROTOCOL_VERSION: u32 = 2;
 
+/// The first bytes of every frame, `F5 70 66 02`: 0xF5 never occurs in
+/// UTF-8, so text a target writes into a pipe is never taken for a frame.
+pub const MAGIC: u32 = 0x0266_70F5;
+pub const HEADER_BYTES: usize = 12;
+
+/// What precedes every frame's payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub magic: u32,
+    /// Counts the frames each side sent, from 0; catches lost or foreign bytes.
+    pub seq: u32,
+    pub len: u32,
+}
+
+impl Header {
+    pub fn parse(bytes: &[u8; HEADER_BYTES]) -> Header {
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        Header {
+            magic: word(0),
+            seq: word(4),
+            len: word(8),
+        }
+    }
+}
+
 /// Engine → harness.
 #[derive(Debug, Encode)]
 pub enum Request<'a> {
@@ -27,8 +53,14 @@ pub enum Request<'a> {
         timeout_ms: u64,
         flush_interval_ms: u64,
         dedup_traces: bool,
+        /// A call stack deeper than this is a runaway recursion.
+        max_stack_depth: u32,
     },
     Run {
+        /// The engine will ask for the trace every few milliseconds (so a
+        /// run that kills the process leaves its last blocks behind): the
+        /// harness sends it without looking at the stack.
+        streaming: bool,
         inputs: InputList<'a>,
     },
     Source {
@@ -176,26 +208,31 @@ pub mod status {
     pub const FATAL: u8 = 4;
     pub const EXIT: u8 = 5;
     pub const OUT_OF_MEMORY: u8 = 6;
+    /// The harness found the call stack deeper than `max_stack_depth`.
+    pub const STACK_OVERFLOW: u8 = 7;
 }
 
-/// Encodes `request` as one frame into `buf` (cleared first).
-pub fn encode_request(buf: &mut Vec<u8>, request: &Request<'_>) -> io::Result<()> {
+/// Encodes `request` as frame number `seq` into `buf` (cleared first).
+pub fn encode_request(buf: &mut Vec<u8>, seq: u32, request: &Request<'_>) -> io::Result<()> {
     buf.clear();
-    buf.extend_from_slice(&[0; 4]);
+    buf.extend_from_slice(&[0; HEADER_BYTES]);
     bincode::encode_into_std_write(request, buf, config()).map_err(io::Error::other)?;
-    let len = u32::try_from(buf.len() - 4)
+    let len = u32::try_from(buf.len() - HEADER_BYTES)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "request larger than 4 GiB"))?;
-    buf[..4].copy_from_slice(&len.to_le_bytes());
+    buf[..4].copy_from_slice(&MAGIC.to_le_bytes());
+    buf[4..8].copy_from_slice(&seq.to_le_bytes());
+    buf[8..12].copy_from_slice(&len.to_le_bytes());
     Ok(())
 }
 
-/// Encodes `request` as one frame and writes it.
+/// Encodes `request` as frame number `seq` and writes it.
 pub fn write_request(
     out: &mut impl Write,
     buf: &mut Vec<u8>,
+    seq: u32,
     request: &Request<'_>,
 ) -> io::Result<()> {
-    encode_request(buf, request)?;
+    encode_request(buf, seq, request)?;
     out.write_all(buf)?;
     out.flush()
 }
@@ -224,20 +261,28 @@ mod tests {
         write_request(
             &mut out,
             &mut buf,
+            7,
             &Request::Run {
+                streaming: true,
                 inputs: InputList { data, ends: &ends },
             },
         )
         .unwrap();
         let mut expected = Vec::new();
-        expected.extend_from_slice(&(4u32 + 8 + 8 + 2 + 8 + 3).to_le_bytes());
+        expected.extend_from_slice(&[0xF5, b'p', b'f', 2]);
+        expected.extend_from_slice(&7u32.to_le_bytes());
+        expected.extend_from_slice(&(4u32 + 1 + 8 + 8 + 2 + 8 + 3).to_le_bytes());
         expected.extend_from_slice(&1u32.to_le_bytes());
+        expected.push(1);
         expected.extend_from_slice(&2u64.to_le_bytes());
         expected.extend_from_slice(&2u64.to_le_bytes());
         expected.extend_from_slice(b"ab");
         expected.extend_from_slice(&3u64.to_le_bytes());
         expected.extend_from_slice(b"XYZ");
         assert_eq!(out, expected);
+        let header = Header::parse(out[..HEADER_BYTES].try_into().unwrap());
+        assert_eq!((header.magic, header.seq), (MAGIC, 7));
+        assert_eq!(header.len as usize, out.len() - HEADER_BYTES);
     }
 
     #[test]
@@ -250,8 +295,10 @@ mod tests {
             partner: b"c",
         }];
         let mut buf = Vec::new();
-        encode_request(&mut buf, &Request::Mutate { items: &items }).unwrap();
+        encode_request(&mut buf, 3, &Request::Mutate { items: &items }).unwrap();
         let mut expected = Vec::new();
+        expected.extend_from_slice(&MAGIC.to_le_bytes());
+        expected.extend_from_slice(&3u32.to_le_bytes());
         expected.extend_from_slice(&(4u32 + 8 + 1 + 4 + 8 + 10 + 9).to_le_bytes());
         expected.extend_from_slice(&4u32.to_le_bytes());
         expected.extend_from_slice(&1u64.to_le_bytes());

@@ -41,7 +41,9 @@ pub(crate) fn crash_from_death(
 ) -> Crash {
     let mut kind = kind_of(code);
     let mut note = None;
-    if kind == CrashKind::OutOfMemory
+    if kind == CrashKind::StackOverflow {
+        note = Some("the call stack kept growing: unbounded recursion".to_string());
+    } else if kind == CrashKind::OutOfMemory
         && (stack_page_allocation(&problem.message) || looks_like_recursion(sources, last))
     {
         kind = CrashKind::StackOverflow;
@@ -87,6 +89,48 @@ pub(crate) fn unexplained_crash(
     }
 }
 
+/// The crash of a harness stopped from outside after it overran the
+/// timeout: where PHP's own time limit found it (it prints the file and
+/// line when SIGPROF ends it), else `message` without a location.
+pub(crate) fn timeout_death(message: String, stderr: String, runtime: &Path) -> Crash {
+    let runtime_dir = runtime.display().to_string();
+    let crash = match fatal_from_stderr(&stderr, &runtime_dir) {
+        Some(fatal) if fatal.kind == CrashKind::Timeout => fatal,
+        _ => Crash {
+            kind: CrashKind::Timeout,
+            problem: Problem {
+                class: kind_class(CrashKind::Timeout).into(),
+                message,
+                ..Problem::default()
+            },
+            stderr: None,
+            note: None,
+        },
+    };
+    Crash {
+        stderr: Some(stderr).filter(|s| !s.trim().is_empty()),
+        ..crash
+    }
+}
+
+/// The crash of a harness whose event pipe carried something that is not
+/// its frames: the target wrote into it (or, if the harness itself broke
+/// the protocol, a php-fuzz bug; either way the input is kept).
+pub(crate) fn protocol_violation(what: String, stderr: String) -> Crash {
+    Crash {
+        kind: CrashKind::HarnessDied,
+        problem: Problem {
+            class: "ProtocolViolation".into(),
+            message: what,
+            ..Problem::default()
+        },
+        stderr: Some(stderr).filter(|s| !s.trim().is_empty()),
+        note: Some(
+            "the target wrote into php-fuzz's pipe to the harness (see docs/protocol.md)".into(),
+        ),
+    }
+}
+
 /// How a harness that closed its pipe died: its exit status, and the fatal
 /// error it printed, if any.
 pub(crate) fn death_message(status: Option<ExitStatus>, stderr: &str) -> String {
@@ -115,6 +159,7 @@ fn kind_of(code: u8) -> CrashKind {
         status::TIMEOUT => CrashKind::Timeout,
         status::EXIT => CrashKind::Exit,
         status::OUT_OF_MEMORY => CrashKind::OutOfMemory,
+        status::STACK_OVERFLOW => CrashKind::StackOverflow,
         _ => CrashKind::Fatal,
     }
 }
@@ -165,9 +210,11 @@ fn locate(sources: &SourceServer, crash: &mut Crash, coverage: Coverage<'_>) {
     }
     if crash.problem.frames.is_empty() {
         let (file, line) = (crash.problem.file.clone(), crash.problem.line);
-        let function = sources
-            .function_at(Path::new(&file), line)
-            .unwrap_or_else(|| "{main}".into());
+        // Named as PHP names frames: `f()`, `{closure}()`, `{main}`.
+        let function = match sources.function_at(Path::new(&file), line) {
+            Some(name) if name != "{main}" => format!("{name}()"),
+            _ => "{main}".into(),
+        };
         if crash.problem.trace.is_empty() {
             crash.problem.trace = format!("#0 {function} at {file}:{line}\n");
         }
@@ -262,7 +309,11 @@ fn php_fatal_line(stderr: &str) -> Option<String> {
     stderr
         .lines()
         .rev()
-        .find(|l| l.contains("Fatal error") || l.contains("Segmentation fault"))
+        .find(|l| {
+            l.contains("Fatal error")
+                || l.contains("Segmentation fault")
+                || l.starts_with("php-fuzz harness:")
+        })
         .map(|l| l.trim().to_string())
 }
 

@@ -69,9 +69,13 @@ pub(super) enum Origin {
 
 impl Origin {
     fn clear(&mut self) {
+        self.truncate(0);
+    }
+
+    fn truncate(&mut self, len: usize) {
         match self {
-            Origin::CorpusFiles(paths) => paths.clear(),
-            Origin::Mutants(mutants) => mutants.clear(),
+            Origin::CorpusFiles(paths) => paths.truncate(len),
+            Origin::Mutants(mutants) => mutants.truncate(len),
         }
     }
 
@@ -213,6 +217,13 @@ impl Scratch {
             shorter: data.len() < parent_len,
             tokens,
         });
+    }
+
+    /// Drops the inputs that got no result (a batch stopped early).
+    pub fn keep_collected(&mut self) {
+        let collected = self.feature_ends.len();
+        self.batch.truncate(collected);
+        self.origin.truncate(collected);
     }
 
     /// Queues a file of the corpus directory (`None`: the empty input).
