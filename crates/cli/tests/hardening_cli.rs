@@ -136,10 +136,10 @@ fn sigint_twice_through_the_process_group_counts_once() {
 }
 
 #[test]
-fn a_second_ctrl_c_later_exits_at_once() {
+fn ctrl_c_during_a_hang_stops_without_waiting_for_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    // Every input hangs, so stopping gracefully waits for the timeout.
-    seeds(&dir.path().join("corpus"), &[("slow", b"S")]);
+    // The seed hangs; the batch in flight is stopped, not waited for.
+    seeds(&dir.path().join("corpus"), &[("slow", b"LOO")]);
     let child = spawn(
         &[
             "fuzz",
@@ -151,14 +151,16 @@ fn a_second_ctrl_c_later_exits_at_once() {
         dir.path(),
     );
     std::thread::sleep(Duration::from_secs(2));
-    kill(child.id() as i64, "INT");
-    std::thread::sleep(Duration::from_millis(1500));
-    let second = Instant::now();
+    let first = Instant::now();
     kill(child.id() as i64, "INT");
     let run = finish(child, Duration::from_secs(15));
-    assert!(second.elapsed() < Duration::from_secs(5), "{}", run.all());
-    assert_eq!(run.code(), 130, "{}", run.all());
-    assert!(run.stderr().contains("interrupted twice"), "{}", run.all());
+    assert!(first.elapsed() < Duration::from_secs(8), "{}", run.all());
+    assert!(
+        run.stderr().contains("==== Done (interrupted)"),
+        "{}",
+        run.all()
+    );
+    assert!(!run.stderr().contains("interrupted twice"), "{}", run.all());
 }
 
 #[test]
