@@ -500,3 +500,37 @@ fn two_processes_share_one_corpus_directory_without_corrupting_it() {
     }
     assert!(files > 10, "both processes added entries: {files}");
 }
+
+#[test]
+fn seeds_run_shortest_first_so_the_short_one_of_two_alike_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    // The no-op target gives every input the same coverage: only the first
+    // seed run adds features. "a" comes first by name, "b" by length.
+    fs::create_dir_all(dir.path().join("corpus")).unwrap();
+    fs::write(
+        dir.path().join("corpus/a"),
+        b"a long seed, twenty-nine byte",
+    )
+    .unwrap();
+    fs::write(dir.path().join("corpus/b"), b"xy").unwrap();
+    let target = fixture("targets/noop.php");
+    let run = fuzz(
+        &[
+            target.to_str().unwrap(),
+            "corpus",
+            "--seed",
+            "1",
+            "--max-runs",
+            "0",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 0, "{}", run.all());
+    let inited = run
+        .stderr()
+        .lines()
+        .find(|l| l.contains("INITED"))
+        .expect("an INITED line")
+        .to_string();
+    assert!(inited.contains("corp: 1/2b"), "{inited}");
+}

@@ -562,6 +562,11 @@ fn run_seeds(
 ) -> Result<SeedsRun, EngineError> {
     let mut counts = SeedsRun::default();
     let mut seeds = seeds;
+    // Shortest first, as libFuzzer and php-fuzzer do: where two seeds reach
+    // the same code, the short one joins the corpus and the long one adds
+    // nothing, so mutants stay short and cheap to run (stable: equal
+    // lengths keep their file-name order).
+    seeds.sort_by_key(|seed| seed.data.len());
     if seeds.is_empty() {
         seeds.push(CorpusFile {
             path: PathBuf::new(),

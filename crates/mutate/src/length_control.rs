@@ -4,6 +4,8 @@
 /// The limit starts at 4 (or the longest seed, see [`LengthControl::at_least`])
 /// and grows by log2(limit) whenever `factor × log2(limit)` runs in a row
 /// found nothing new, up to the maximum length. Factor 0 disables it.
+/// The caller decides what counts as new: the engine passes a NEW or a
+/// REDUCE, as libFuzzer does.
 #[derive(Debug, Clone)]
 pub struct LengthControl {
     max_len: usize,

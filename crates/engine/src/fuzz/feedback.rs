@@ -45,10 +45,9 @@ pub(super) fn absorb(
             Origin::CorpusFiles(paths) => (paths[index].as_ref(), None),
             Origin::Mutants(mutants) => (None, Some(&mutants[index])),
         };
-        // Length control counts the campaign's own runs only.
-        if mutant.is_some() {
-            state.length.record_run(is_new);
-        }
+        // Length control counts the campaign's own runs only; as in
+        // libFuzzer, a REDUCE is progress as much as a NEW.
+        let mut progress = is_new;
         if is_new {
             state.seen.insert(fingerprint);
             scratch.new_features.clear();
@@ -103,7 +102,11 @@ pub(super) fn absorb(
                 }
                 scratch.joined.push((parent, index));
                 shared.print_status(state, Event::Reduce, Some((input.len(), &mutant.sequence)));
+                progress = true;
             }
+        }
+        if mutant.is_some() {
+            state.length.record_run(progress);
         }
     }
     Ok(())
