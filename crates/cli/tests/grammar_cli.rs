@@ -199,7 +199,8 @@ fn fragments_are_pinned_in_the_pool_and_need_a_grammar() {
         ],
         dir.path(),
     );
-    assert_eq!(run.code(), 0, "{}", run.all());
+    // The parser's planted bug may be found within these runs (exit 77).
+    assert!(matches!(run.code(), 0 | 77), "{}", run.all());
     let info = run
         .stderr()
         .lines()
