@@ -1,17 +1,24 @@
-//! What php-fuzz keeps on disk: the corpus directory and crash artifacts.
+//! What php-fuzz keeps on disk: the corpus directory, crash artifacts and
+//! the campaign's statistics file.
 //!
 //! Every file is written atomically (a temporary file in the same directory,
 //! then a rename), so a reader never sees half a file, and several php-fuzz
-//! processes can share one corpus directory.
+//! processes can share one corpus directory. The statistics file is the
+//! exception: it is appended to, a whole line per write (`stats`).
 
 mod artifacts;
 mod corpus_dir;
+mod stats;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 pub use artifacts::{ArtifactDir, ArtifactNaming, CrashRecord, SavedArtifact};
 pub use corpus_dir::{CorpusDir, CorpusFile, Loaded, OWNERSHIP_JOURNAL, STATE_DIR};
+pub use stats::{
+    Resume, STATS_FILE, STATS_VERSION, Sample, StatsEvent, StatsFile, StatsLine, default_stats_path,
+    read_stats,
+};
 
 /// Hex SHA-1 of `data`: the name of corpus entries and artifacts.
 pub fn content_hash(data: &[u8]) -> String {
