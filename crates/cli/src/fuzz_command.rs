@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Context;
 use php_fuzz_engine::{FuzzOptions, FuzzSummary, Output, fuzz, summary_line};
 use php_fuzz_harness::SourceServer;
+use php_fuzz_storage::default_stats_path;
 
 use crate::exit_codes;
 use crate::harness_args::{HarnessArgs, positive_seconds};
@@ -74,6 +75,11 @@ pub struct FuzzArgs {
     /// the comparison-logging code).
     #[arg(long, conflicts_with = "no_cmp")]
     pub use_value_profile: bool,
+    /// Append the campaign's statistics (JSON lines every 5 s: runs, exec/s, cov, ft,
+    /// corpus, crashes, rss) to FILE [default: CORPUS/.php-fuzz/stats.jsonl, none without
+    /// a corpus directory]; report-coverage plots them.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
     /// Print only crashes and the final summary.
     #[arg(short, long)]
     pub quiet: bool,
@@ -110,6 +116,10 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         fragments: args.fragments.clone(),
         cmp: !args.no_cmp,
         use_value_profile: args.use_value_profile,
+        stats: args
+            .stats
+            .clone()
+            .or_else(|| args.corpus.as_deref().map(default_stats_path)),
         ..FuzzOptions::default()
     };
     let summary = fuzz(

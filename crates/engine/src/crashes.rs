@@ -155,6 +155,11 @@ impl CrashStore {
         self.known.values().filter(|k| k.new).count()
     }
 
+    /// Distinct crashes saved for the target, by this session or earlier ones.
+    pub fn known_count(&self) -> usize {
+        self.known.len()
+    }
+
     /// Distinct crashes hit by this session (new ones and ones saved before), in order.
     pub fn hit_this_session(&self) -> impl Iterator<Item = &KnownCrash> {
         self.order.iter().filter_map(|s| self.known.get(s))

@@ -12,6 +12,7 @@ mod custom;
 mod feedback;
 mod grammar;
 mod scratch;
+mod stats;
 
 use php_fuzz_coverage::{FeatureSet, FingerprintCache};
 use php_fuzz_grammar::Grammar;
@@ -30,6 +31,7 @@ use custom::{CustomMutation, CustomSetup};
 use feedback::absorb;
 use grammar::{GrammarCorpus, GrammarWorker};
 use scratch::Scratch;
+use stats::{CampaignStats, Numbers, STATS_EVERY};
 
 /// Without --max-len or setMaxLen(), at most this much of each corpus file
 /// is read.
@@ -143,6 +145,8 @@ struct Shared {
     tracer: Option<TracerSetup>,
     /// Set when the target has a custom mutator or crossover.
     custom: Option<CustomSetup>,
+    /// The statistics file, if any (`--stats`, or the corpus directory's).
+    stats: Option<Mutex<CampaignStats>>,
 }
 
 impl State {
@@ -160,6 +164,12 @@ impl State {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn stats(&self) -> Option<MutexGuard<'_, CampaignStats>> {
+        self.stats
+            .as_ref()
+            .map(|stats| stats.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn should_stop(&self) -> bool {
@@ -289,6 +299,11 @@ pub fn fuzz(
         &replay_flags(&harness, sources.style()),
     )?;
     let grammar = load_grammar(&options, &info)?;
+    let stats = options
+        .stats
+        .as_deref()
+        .map(|path| CampaignStats::open(path, started))
+        .transpose()?;
     let grammar_corpus = grammar
         .as_ref()
         .map(|g| GrammarCorpus::new(g, &options.fragments))
@@ -368,7 +383,21 @@ pub fn fuzz(
             harness: Arc::clone(&harness),
             sources: Arc::clone(&sources),
         }),
+        stats: stats.map(Mutex::new),
     });
+    if let Some(mut stats) = shared.stats() {
+        stats.start(
+            &shared.out,
+            shared.options.seed,
+            shared.options.jobs,
+            &target_name,
+        );
+        shared.out.status(&format!(
+            "INFO: statistics appended to {} every {} s",
+            stats.path().display(),
+            STATS_EVERY.as_secs()
+        ));
+    }
     if let Some(custom) = &shared.custom {
         shared.out.status(&format!(
             "INFO: custom mutator: {}  custom crossover: {}  (docs/structure-aware.md)",
@@ -418,6 +447,12 @@ pub fn fuzz(
         }
     }
     shared.print_status(&mut shared.lock(), Event::Inited, None);
+    if shared.stats.is_some() {
+        let numbers = Numbers::of(&shared.lock());
+        if let Some(mut stats) = shared.stats() {
+            stats.sample(&shared, numbers);
+        }
+    }
 
     let jobs = shared.options.jobs.max(1);
     let mut workers = Vec::new();
@@ -451,6 +486,22 @@ pub fn fuzz(
         }
     }
 
+    if shared.stats.is_some() {
+        let (numbers, reason) = {
+            let state = shared.lock();
+            let reason = match (&state.error, state.stop) {
+                (Some(err), _) => format!("error: {err}"),
+                (None, stop) => stop
+                    .unwrap_or(StopReason::Interrupted)
+                    .describe()
+                    .to_string(),
+            };
+            (Numbers::of(&state), reason)
+        };
+        if let Some(mut stats) = shared.stats() {
+            stats.end(&shared, numbers, &reason);
+        }
+    }
     let mut state = shared.lock();
     if let Some(err) = state.error.take() {
         return Err(err);
@@ -840,6 +891,7 @@ fn build_batch(
 fn monitor(shared: &Shared) {
     let mut last_pulse = Instant::now();
     let mut last_reload = Instant::now();
+    let mut last_sample = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(50));
         let mut state = shared.lock();
@@ -879,6 +931,14 @@ fn monitor(shared: &Shared) {
         if last_pulse.elapsed() >= PULSE_EVERY && state.last_status.elapsed() >= PULSE_EVERY {
             last_pulse = Instant::now();
             shared.print_status(&mut state, Event::Pulse, None);
+        }
+        if shared.stats.is_some() && last_sample.elapsed() >= STATS_EVERY {
+            last_sample = Instant::now();
+            let numbers = Numbers::of(&state);
+            drop(state);
+            if let Some(mut stats) = shared.stats() {
+                stats.sample(shared, numbers);
+            }
         }
     }
 }

@@ -65,6 +65,9 @@ pub struct FuzzOptions {
     pub artifact_naming: php_fuzz_storage::ArtifactNaming,
     /// More directories whose files run as seeds; nothing is written there.
     pub seed_dirs: Vec<PathBuf>,
+    /// The statistics file to append to (JSON lines, see
+    /// `php_fuzz_storage::StatsLine`); `None` writes none.
+    pub stats: Option<PathBuf>,
 }
 
 impl Default for FuzzOptions {
@@ -86,6 +89,7 @@ impl Default for FuzzOptions {
             use_value_profile: false,
             artifact_naming: php_fuzz_storage::ArtifactNaming::WithReport,
             seed_dirs: Vec::new(),
+            stats: None,
         }
     }
 }

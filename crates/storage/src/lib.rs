@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 pub use artifacts::{ArtifactDir, ArtifactNaming, CrashRecord, SavedArtifact};
 pub use corpus_dir::{CorpusDir, CorpusFile, Loaded, OWNERSHIP_JOURNAL, STATE_DIR};
 pub use stats::{
-    Resume, STATS_FILE, STATS_VERSION, Sample, StatsEvent, StatsFile, StatsLine, default_stats_path,
-    read_stats,
+    Resume, STATS_FILE, STATS_VERSION, Sample, StatsEvent, StatsFile, StatsLine,
+    default_stats_path, read_stats,
 };
 
 /// Hex SHA-1 of `data`: the name of corpus entries and artifacts.

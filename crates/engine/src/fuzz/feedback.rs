@@ -146,6 +146,14 @@ fn record_crash(
             shared
                 .out
                 .new_crash(crash, input, number, runs, seconds, &saved);
+            if let Some(mut stats) = shared.stats() {
+                stats.crash(
+                    &shared.out,
+                    &saved.record.kind,
+                    crash.problem.headline(),
+                    &saved.artifact,
+                );
+            }
             if shared
                 .options
                 .max_crashes
