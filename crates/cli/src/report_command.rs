@@ -7,7 +7,11 @@ use std::time::Instant;
 use anyhow::Context;
 use php_fuzz_engine::{HitsByBlock, collect_inputs, replay};
 use php_fuzz_harness::{Coverage, Executor};
-use php_fuzz_report::{BlockCoverage, FileCoverage, ReplayCrash, ReportInput, write_report};
+use php_fuzz_report::{
+    BlockCoverage, CampaignHistory, FileCoverage, HistoryCrash, HistoryRestart, HistorySample,
+    ReplayCrash, ReportInput, write_report,
+};
+use php_fuzz_storage::{StatsEvent, StatsLine, default_stats_path, read_stats};
 
 use crate::harness_args::HarnessArgs;
 use crate::stdout::Stdout;
@@ -20,12 +24,17 @@ pub struct ReportArgs {
     pub corpus: PathBuf,
     /// Output directory for index.html, per-file pages, coverage.json and lcov.info.
     pub out: PathBuf,
+    /// The campaign's statistics file, plotted on the index page
+    /// [default: CORPUS/.php-fuzz/stats.jsonl when it exists].
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
     #[command(flatten)]
     pub harness: HarnessArgs,
 }
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    let history = campaign_history(args)?;
     let session = args.harness.session(&args.target)?;
     let files = collect_inputs(std::slice::from_ref(&args.corpus))?;
     let mut executor = Executor::new(session.config.clone(), Arc::clone(&session.sources));
@@ -85,6 +94,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         generated_at: utc_now(),
         files: report_files,
         crashes,
+        history,
     };
     let summary = write_report(&input, &args.out)
         .with_context(|| format!("cannot write the report to {}", args.out.display()))?;
@@ -112,6 +122,65 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         started.elapsed().as_secs_f64()
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The statistics `fuzz` appended, from `--stats` (which must exist) or the
+/// corpus directory's default file (if any).
+fn campaign_history(args: &ReportArgs) -> anyhow::Result<Option<CampaignHistory>> {
+    let path = match &args.stats {
+        Some(path) => path.clone(),
+        None => default_stats_path(&args.corpus),
+    };
+    let lines = read_stats(&path)?;
+    if lines.is_none() && args.stats.is_some() {
+        anyhow::bail!("statistics file not found: {}", path.display());
+    }
+    Ok(lines
+        .filter(|lines| !lines.is_empty())
+        .map(|lines| history_of(path, &lines)))
+}
+
+/// The statistics file's lines as the report plots them.
+fn history_of(source: PathBuf, lines: &[StatsLine]) -> CampaignHistory {
+    let first_session = lines.iter().map(|l| l.session).min().unwrap_or(0);
+    let mut history = CampaignHistory {
+        source,
+        samples: Vec::new(),
+        restarts: Vec::new(),
+        crashes: Vec::new(),
+    };
+    for line in lines {
+        match &line.event {
+            StatsEvent::Start { .. } if line.session != first_session => {
+                history.restarts.push(HistoryRestart {
+                    session: line.session,
+                    elapsed: line.elapsed,
+                });
+            }
+            StatsEvent::Start { .. } => {}
+            StatsEvent::Sample(sample) | StatsEvent::End { sample, .. } => {
+                history.samples.push(HistorySample {
+                    session: line.session,
+                    elapsed: line.elapsed,
+                    runs: sample.runs,
+                    cov: sample.cov,
+                    ft: sample.ft,
+                    execs_per_sec: sample.execs_per_sec,
+                });
+            }
+            StatsEvent::Crash {
+                kind,
+                summary,
+                artifact,
+            } => history.crashes.push(HistoryCrash {
+                elapsed: line.elapsed,
+                kind: kind.clone(),
+                summary: summary.clone(),
+                artifact: artifact.clone(),
+            }),
+        }
+    }
+    history
 }
 
 fn utc_now() -> String {

@@ -15,7 +15,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use php_fuzz_instrument::{Block, BlockId, BlockKind};
-use php_fuzz_report::{BlockCoverage, FileCoverage, ReplayCrash, ReportInput, write_report};
+use php_fuzz_report::{
+    BlockCoverage, CampaignHistory, FileCoverage, HistoryCrash, HistoryRestart, HistorySample,
+    ReplayCrash, ReportInput, write_report,
+};
 use serde::Deserialize;
 
 fn main() {
@@ -131,6 +134,41 @@ fn sample() -> ReportInput {
                 summary: "Sample\\Ini\\SyntaxError: line 3: expected key = value in src/Ini/Parser.php:53".into(),
             },
         ],
+        history: Some(sample_history()),
+    }
+}
+
+/// Two sessions of a campaign: an hour, then a resumed half hour.
+fn sample_history() -> CampaignHistory {
+    let samples = (0..=1080)
+        .map(|i| {
+            let elapsed = i as f64 * 5.0;
+            let session = if elapsed < 3600.0 { 1 } else { 2 };
+            let growth = 1.0 - (-elapsed / 900.0).exp();
+            HistorySample {
+                session,
+                elapsed,
+                runs: i * 5 * 9000,
+                cov: (40.0 + 380.0 * growth) as usize,
+                ft: (120.0 + 2400.0 * growth) as usize,
+                execs_per_sec: 9000.0 + 800.0 * ((i % 17) as f64 / 17.0),
+            }
+        })
+        .collect();
+    CampaignHistory {
+        source: PathBuf::from("/srv/sample/corpus/.php-fuzz/stats.jsonl"),
+        samples,
+        restarts: vec![HistoryRestart {
+            session: 2,
+            elapsed: 3600.0,
+        }],
+        crashes: vec![HistoryCrash {
+            elapsed: 412.0,
+            kind: "exception".into(),
+            summary: "Sample\\Ini\\SyntaxError: unterminated string in src/Ini/Parser.php:99"
+                .into(),
+            artifact: "crash-3f2a9c1d0b7e.txt".into(),
+        }],
     }
 }
 
@@ -206,5 +244,6 @@ fn large(files: usize, blocks: usize) -> ReportInput {
         generated_at: "2026-11-22 14:05 UTC".to_string(),
         files: out,
         crashes: Vec::new(),
+        history: None,
     }
 }

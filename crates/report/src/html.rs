@@ -4,10 +4,12 @@
 
 use askama::Template;
 
+use crate::CampaignHistory;
 use crate::ReportError;
 use crate::analysis::{Counts, FileReport, Report, percent};
 use crate::listing::{self, Line, Segment};
 use crate::paths::relative;
+use crate::plot::{self, Frame, Plot};
 
 /// A percentage as the pages show it.
 struct Cov {
@@ -103,6 +105,28 @@ struct IndexPage<'a> {
     functions: usize,
     covered_functions: usize,
     crashes: Vec<CrashRow>,
+    campaign: Option<Campaign>,
+}
+
+/// The campaign section of the index: plots of the statistics file.
+struct Campaign {
+    source: String,
+    sessions: u32,
+    elapsed: String,
+    /// With thousands separators.
+    runs: String,
+    frame: Frame,
+    plots: Vec<Plot>,
+    crashes: Vec<FoundCrash>,
+}
+
+/// A crash as the statistics file recorded it, first seen at `when`.
+struct FoundCrash {
+    anchor: String,
+    when: String,
+    kind: String,
+    summary: String,
+    artifact: String,
 }
 
 struct FunctionRow<'a> {
@@ -196,8 +220,40 @@ pub(crate) fn index_page(report: &Report<'_>) -> Result<String, ReportError> {
                 summary: c.summary.clone(),
             })
             .collect(),
+        campaign: input.history.as_ref().map(campaign),
     };
     render(&page, "index.html")
+}
+
+fn campaign(history: &CampaignHistory) -> Campaign {
+    let last = history.samples.last();
+    let elapsed = last.map_or(0.0, |s| s.elapsed);
+    Campaign {
+        source: history.source.display().to_string(),
+        sessions: history
+            .samples
+            .iter()
+            .map(|s| s.session)
+            .chain(history.restarts.iter().map(|r| r.session))
+            .max()
+            .unwrap_or(0),
+        elapsed: plot::duration_label(elapsed),
+        runs: plot::grouped(last.map_or(0, |s| s.runs)),
+        frame: Frame::new(),
+        plots: plot::plots(history),
+        crashes: history
+            .crashes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| FoundCrash {
+                anchor: plot::crash_anchor(i),
+                when: plot::duration_label(c.elapsed),
+                kind: c.kind.clone(),
+                summary: c.summary.clone(),
+                artifact: c.artifact.clone(),
+            })
+            .collect(),
+    }
 }
 
 pub(crate) fn file_page(report: &Report<'_>, file: &FileReport<'_>) -> Result<String, ReportError> {

@@ -11,6 +11,7 @@
 //! - `paths` finds the common root and gives every file a unique page name;
 //! - `listing` turns the source bytes into lines of text and markers (no
 //!   HTML: askama escapes everything when the templates render it);
+//! - `plot` turns the campaign's history into SVG line geometry;
 //! - `html`, `json` and `lcov` write the three outputs from the same
 //!   analysis, so they cannot disagree. File pages are independent of each
 //!   other and render in parallel (rayon).
@@ -21,6 +22,7 @@ mod json;
 mod lcov;
 mod listing;
 mod paths;
+mod plot;
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +40,51 @@ pub struct ReportInput {
     pub files: Vec<FileCoverage>,
     /// Corpus entries that crashed while replaying: reported, and skipped.
     pub crashes: Vec<ReplayCrash>,
+    /// The campaign's statistics over time, plotted on the index page when
+    /// `fuzz` wrote any.
+    pub history: Option<CampaignHistory>,
+}
+
+/// What a campaign's statistics file says, in file order.
+#[derive(Debug, Clone)]
+pub struct CampaignHistory {
+    /// The statistics file, as shown on the page.
+    pub source: PathBuf,
+    pub samples: Vec<HistorySample>,
+    /// Sessions after the first: when each resumed the campaign.
+    pub restarts: Vec<HistoryRestart>,
+    /// Distinct crashes, when each was first seen.
+    pub crashes: Vec<HistoryCrash>,
+}
+
+/// The campaign's numbers at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistorySample {
+    pub session: u32,
+    /// Seconds of fuzzing since the campaign began (over all sessions).
+    pub elapsed: f64,
+    /// Runs since the campaign began.
+    pub runs: u64,
+    /// Edges covered.
+    pub cov: usize,
+    pub ft: usize,
+    pub execs_per_sec: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryRestart {
+    pub session: u32,
+    pub elapsed: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryCrash {
+    pub elapsed: f64,
+    pub kind: String,
+    /// One line, e.g. "Error: bang in Classifier.php:14".
+    pub summary: String,
+    /// The saved input's path, as `fuzz` wrote it.
+    pub artifact: String,
 }
 
 /// One instrumented PHP file and the hit count of each of its blocks.
@@ -96,7 +143,8 @@ pub enum ReportError {
 }
 
 /// Writes the report into `out_dir` (created if missing):
-/// - `index.html`: one row per file, totals, the crashes seen while replaying;
+/// - `index.html`: one row per file, totals, the crashes seen while replaying,
+///   and the campaign's plots when there is a history;
 /// - `files/<name>.html`: one page per file, the source with every block marked;
 /// - `coverage.json`: every block with its position and hit count;
 /// - `lcov.info`: line and function coverage for CI services and editors.

@@ -170,6 +170,7 @@ fn input(files: Vec<FileCoverage>, crashes: Vec<ReplayCrash>) -> ReportInput {
         generated_at: DATE.to_string(),
         files,
         crashes,
+        history: None,
     }
 }
 
