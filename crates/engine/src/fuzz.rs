@@ -31,7 +31,7 @@ use custom::{CustomMutation, CustomSetup};
 use feedback::absorb;
 use grammar::{GrammarCorpus, GrammarWorker};
 use scratch::Scratch;
-use stats::{CampaignStats, Numbers, STATS_EVERY};
+use stats::{CampaignStats, Numbers, STATS_EVERY, stats_interval};
 
 /// Without --max-len or setMaxLen(), at most this much of each corpus file
 /// is read.
@@ -393,7 +393,7 @@ pub fn fuzz(
             &target_name,
         );
         shared.out.status(&format!(
-            "INFO: statistics appended to {} every {} s",
+            "INFO: statistics appended to {} (every {} s after the first minute)",
             stats.path().display(),
             STATS_EVERY.as_secs()
         ));
@@ -932,7 +932,9 @@ fn monitor(shared: &Shared) {
             last_pulse = Instant::now();
             shared.print_status(&mut state, Event::Pulse, None);
         }
-        if shared.stats.is_some() && last_sample.elapsed() >= STATS_EVERY {
+        if shared.stats.is_some()
+            && last_sample.elapsed() >= stats_interval(shared.started.elapsed())
+        {
             last_sample = Instant::now();
             let numbers = Numbers::of(&state);
             drop(state);

@@ -1,7 +1,7 @@
 //! The campaign's statistics file (`--stats`, else
 //! `CORPUS/.php-fuzz/stats.jsonl`): a `start` line when the session begins,
-//! a `sample` after the seeds ran and then every [`STATS_EVERY`] from the
-//! monitor thread, a `crash` line for each new distinct crash, and an `end`
+//! a `sample` after the seeds ran and then every second for a minute and
+//! every [`STATS_EVERY`] after that, from the monitor thread, a `crash` line for each new distinct crash, and an `end`
 //! line. Never written from the workers' loop, except for a new crash.
 //!
 //! A resumed campaign continues the file: its `elapsed` and `runs` start
@@ -18,8 +18,21 @@ use super::{Shared, State};
 use crate::EngineError;
 use crate::output::{Output, own_rss_mb};
 
-/// How often the monitor appends a sample.
+/// How often the monitor appends a sample…
 pub(super) const STATS_EVERY: Duration = Duration::from_secs(5);
+/// … after the first minute of a session, when coverage grows fastest and
+/// a sample a second draws its curve.
+pub(super) const STATS_EARLY: (Duration, Duration) =
+    (Duration::from_secs(60), Duration::from_secs(1));
+
+/// The time between samples `elapsed` into a session.
+pub(super) fn stats_interval(elapsed: Duration) -> Duration {
+    if elapsed < STATS_EARLY.0 {
+        STATS_EARLY.1
+    } else {
+        STATS_EVERY
+    }
+}
 
 pub(super) struct CampaignStats {
     file: StatsFile,
