@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use php_fuzz_instrument::{Block, BlockId, BlockKind};
 use php_fuzz_report::{
-    BlockCoverage, FileCoverage, ReplayCrash, ReportInput, ReportSummary, write_report,
+    BlockCoverage, CampaignHistory, FileCoverage, HistoryCrash, HistoryRestart, HistorySample,
+    ReplayCrash, ReportInput, ReportSummary, write_report,
 };
 use scraper::{ElementRef, Html, Node, Selector};
 
@@ -1077,4 +1078,114 @@ fn newline_offsets(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
         .enumerate()
         .filter(|&(_, &b)| b == b'\n')
         .map(|(i, _)| i)
+}
+
+fn campaign() -> CampaignHistory {
+    let sample = |session, elapsed: f64, cov| HistorySample {
+        session,
+        elapsed,
+        runs: (elapsed * 1000.0) as u64,
+        cov,
+        ft: cov * 4,
+        execs_per_sec: 900.0,
+    };
+    CampaignHistory {
+        source: PathBuf::from("/work/corpus/.php-fuzz/<stats>.jsonl"),
+        samples: vec![
+            sample(1, 0.5, 10),
+            sample(1, 5.0, 30),
+            sample(1, 10.0, 32),
+            sample(2, 10.2, 25),
+            sample(2, 30.0, 40),
+        ],
+        restarts: vec![HistoryRestart {
+            session: 2,
+            elapsed: 10.1,
+        }],
+        crashes: vec![HistoryCrash {
+            elapsed: 3.0,
+            kind: "exception".into(),
+            summary: "Error: <script>alert(1)</script> & more".into(),
+            artifact: "artifacts/crash-<1>.txt".into(),
+        }],
+    }
+}
+
+#[test]
+fn the_campaign_history_is_plotted_on_the_index_with_its_text_escaped() {
+    let (file, _) = calculator();
+    let mut with = input(vec![file.clone()], Vec::new());
+    with.history = Some(campaign());
+    let w = write(&with);
+    let index = w.page("index.html");
+    let html = w.read("index.html");
+    assert!(!html.contains("<script>alert"), "summaries are escaped");
+    assert!(!html.contains("<stats>"), "the source is escaped");
+    let section = index
+        .select(&select("#campaign"))
+        .next()
+        .expect("a campaign section");
+    assert!(
+        text(section).contains("From /work/corpus/.php-fuzz/<stats>.jsonl: 2 sessions, 30,000 runs, 1 distinct crash found"),
+        "{}",
+        text(section)
+    );
+    for id in ["plot-cov", "plot-ft", "plot-execs"] {
+        let figure = index.select(&select(&format!("#{id}"))).next().expect(id);
+        let path = figure
+            .select(&select("svg path.series"))
+            .next()
+            .expect("a line");
+        let d = path.value().attr("d").unwrap();
+        assert_eq!(d.matches('M').count(), 2, "one line per session: {d}");
+        assert_eq!(d.matches('L').count(), 3, "{d}");
+        assert_eq!(figure.select(&select(".restart")).count(), 1);
+        let ticks: Vec<String> = figure.select(&select(".labels.x text")).map(text).collect();
+        assert_eq!(ticks, ["0s", "10s", "20s", "30s"]);
+        assert!(figure.select(&select(".labels.y text")).count() >= 2);
+        let mark = figure
+            .select(&select("a.crash-mark"))
+            .next()
+            .expect("a crash mark");
+        assert_eq!(mark.value().attr("href"), Some("#found-crash-1"));
+        let title = text(mark.select(&select("title")).next().unwrap());
+        assert_eq!(
+            title,
+            "exception first seen at 3s: Error: <script>alert(1)</script> & more"
+        );
+    }
+    let cov = index
+        .select(&select("#plot-cov figcaption b"))
+        .next()
+        .unwrap();
+    assert_eq!(text(cov), "40");
+    let found = index
+        .select(&select("#found-crash-1"))
+        .next()
+        .expect("the crash's anchor");
+    assert_eq!(
+        text(found),
+        "3sexceptionError: <script>alert(1)</script> & moreartifacts/crash-<1>.txt"
+    );
+
+    // No history, no section; a history without samples says so.
+    let w = write(&input(vec![file.clone()], Vec::new()));
+    assert!(
+        w.page("index.html")
+            .select(&select("#campaign"))
+            .next()
+            .is_none()
+    );
+    let mut empty = input(vec![file], Vec::new());
+    empty.history = Some(CampaignHistory {
+        samples: Vec::new(),
+        crashes: Vec::new(),
+        ..campaign()
+    });
+    let index = write(&empty).page("index.html");
+    assert!(index.select(&select("#campaign svg")).next().is_none());
+    assert_eq!(
+        text(index.select(&select("#campaign .none")).next().unwrap()),
+        "No samples yet."
+    );
 }
