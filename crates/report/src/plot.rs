@@ -74,12 +74,15 @@ impl Frame {
     }
 }
 
+/// What a plot shows of each sample.
+type Value = fn(&HistorySample) -> f64;
+
 /// Coverage, features and exec/s over time; none without samples.
 pub(crate) fn plots(history: &CampaignHistory) -> Vec<Plot> {
     if history.samples.is_empty() {
         return Vec::new();
     }
-    let series: [(&'static str, &'static str, fn(&HistorySample) -> f64); 3] = [
+    let series: [(&'static str, &'static str, Value); 3] = [
         ("plot-cov", "Coverage (edges)", |s| s.cov as f64),
         ("plot-ft", "Features", |s| s.ft as f64),
         ("plot-execs", "Executions per second", |s| s.execs_per_sec),
@@ -94,7 +97,7 @@ fn plot(
     history: &CampaignHistory,
     id: &'static str,
     title: &'static str,
-    value: fn(&HistorySample) -> f64,
+    value: Value,
 ) -> Plot {
     let x_max = x_extent(history);
     let y_peak = history.samples.iter().map(value).fold(0.0, f64::max);
@@ -280,7 +283,7 @@ pub(crate) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() * 4 / 3);
     for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(d);

@@ -80,12 +80,12 @@ impl CampaignStats {
 
     /// Appends a sample of `shared`'s numbers now.
     pub(super) fn sample(&mut self, shared: &Shared, numbers: Numbers) {
-        let sample = self.to_sample(shared, numbers);
+        let sample = self.take_sample(shared, numbers);
         self.write(&shared.out, StatsEvent::Sample(sample));
     }
 
     pub(super) fn end(&mut self, shared: &Shared, numbers: Numbers, reason: &str) {
-        let sample = self.to_sample(shared, numbers);
+        let sample = self.take_sample(shared, numbers);
         self.write(
             &shared.out,
             StatsEvent::End {
@@ -106,7 +106,7 @@ impl CampaignStats {
         );
     }
 
-    fn to_sample(&mut self, shared: &Shared, numbers: Numbers) -> Sample {
+    fn take_sample(&mut self, shared: &Shared, numbers: Numbers) -> Sample {
         let now = Instant::now();
         let runs = shared.runs.load(Ordering::Relaxed);
         let (since, runs_then) = self.last_sample.unwrap_or((self.started, 0));
