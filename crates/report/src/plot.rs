@@ -93,12 +93,7 @@ pub(crate) fn plots(history: &CampaignHistory) -> Vec<Plot> {
         .collect()
 }
 
-fn plot(
-    history: &CampaignHistory,
-    id: &'static str,
-    title: &'static str,
-    value: Value,
-) -> Plot {
+fn plot(history: &CampaignHistory, id: &'static str, title: &'static str, value: Value) -> Plot {
     let x_max = x_extent(history);
     let y_peak = history.samples.iter().map(value).fold(0.0, f64::max);
     let (y_max, y_step) = nice_scale(y_peak);
