@@ -125,11 +125,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The statistics `fuzz` appended, from `--stats` (which must exist) or the
-/// corpus directory's default file (if any).
+/// corpus directory's default file (if any; none when CORPUS is a file).
 fn campaign_history(args: &ReportArgs) -> anyhow::Result<Option<CampaignHistory>> {
     let path = match &args.stats {
         Some(path) => path.clone(),
-        None => default_stats_path(&args.corpus),
+        None if args.corpus.is_dir() => default_stats_path(&args.corpus),
+        None => return Ok(None),
     };
     let lines = read_stats(&path)?;
     if lines.is_none() && args.stats.is_some() {

@@ -259,9 +259,94 @@ fn stats_go_where_told_and_nowhere_without_a_corpus_directory() {
         "{}",
         report.all()
     );
+    // A corpus given as a file has no statistics beside it.
+    fs::write(corpus.join("one"), "a;b;c").unwrap();
+    let report = php_fuzz(
+        &["report-coverage", target, "corpus/one", "out4"],
+        dir.path(),
+    );
+    assert_eq!(report.code(), 0, "{}", report.all());
     // Without a statistics file the report says nothing about a campaign.
     let report = php_fuzz(&["report-coverage", target, "corpus", "out3"], dir.path());
     assert_eq!(report.code(), 0, "{}", report.all());
     let index = fs::read_to_string(dir.path().join("out3/index.html")).unwrap();
     assert!(!index.contains(r#"id="campaign""#), "no campaign section");
+}
+
+#[test]
+fn a_campaign_killed_with_sigkill_leaves_readable_statistics_and_resumes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture("json-parser/target.php");
+    let target = target.to_str().unwrap();
+    let stats = dir.path().join("corpus/.php-fuzz/stats.jsonl");
+    let mut child = std::process::Command::new(common::bin())
+        .args([
+            "fuzz",
+            target,
+            "corpus",
+            "--max-time",
+            "120",
+            "--artifact-dir",
+            "artifacts",
+            "-q",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for a sample from the monitor (after the one the seeds make).
+    let sampled = |path: &Path| {
+        fs::read_to_string(path)
+            .map(|t| t.matches(r#""event":"sample""#).count() >= 2)
+            .unwrap_or(false)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(100);
+    while !sampled(&stats) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        sampled(&stats),
+        "the campaign wrote samples before the kill"
+    );
+    let first = lines(&stats);
+    assert!(
+        events(&first, "end").is_empty(),
+        "a killed session has no end"
+    );
+    let text = fs::read_to_string(&stats).unwrap();
+    let whole = text.lines().filter(|l| !l.is_empty()).count();
+    assert!(
+        first.len() == whole || (first.len() + 1 == whole && !text.ends_with('\n')),
+        "only a last, partial line may be unreadable: {text}"
+    );
+
+    let run = php_fuzz(
+        &[
+            "fuzz",
+            target,
+            "corpus",
+            "--max-runs",
+            "1000",
+            "--artifact-dir",
+            "artifacts",
+        ],
+        dir.path(),
+    );
+    assert!(run.stderr().contains("reached --max-runs"), "{}", run.all());
+    let all = lines(&stats);
+    let second: Vec<&Value> = all.iter().filter(|l| l["session"] == 2).collect();
+    assert_eq!(all.len(), first.len() + second.len(), "{all:?}");
+    assert_eq!(second[0]["event"], "start");
+    let last = all.last().unwrap();
+    assert_eq!(
+        (last["event"].as_str(), last["session"].as_u64()),
+        (Some("end"), Some(2))
+    );
+    let report = php_fuzz(&["report-coverage", target, "corpus", "out"], dir.path());
+    assert_eq!(report.code(), 0, "{}", report.all());
+    let index = fs::read_to_string(dir.path().join("out/index.html")).unwrap();
+    assert!(index.contains(r#"id="plot-cov""#));
 }
