@@ -121,17 +121,14 @@ def check_filter(driver):
     shown = [r[0] for r in rows(driver) if r[1]]
     wanted = [p for p in every if needle.lower() in p.lower()]
     check(
-        sorted(shown) == sorted(wanted) and 0 < len(shown) < len(every) + 1,
+        shown and sorted(shown) == sorted(wanted),
         "typing %r shows only matching files: %s" % (needle, shown),
     )
     box.send_keys("-no-such-file-")
     check(not [r for r in rows(driver) if r[1]], "a filter matching nothing hides every row")
+    # clear() fires no input event; the page filters on input.
     box.clear()
-    box.send_keys(" ")
-    box.clear()
-    driver.execute_script(
-        "document.getElementById('filter').dispatchEvent(new Event('input'))"
-    )
+    driver.execute_script("arguments[0].dispatchEvent(new Event('input'))", box)
     check(len([r for r in rows(driver) if r[1]]) == len(every), "clearing the filter shows every row")
 
 
