@@ -60,6 +60,12 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
             MergeEvent::Crashed { input, crash } => {
                 eprintln!("skipped {}: {}", input.display(), crash.headline());
             }
+            MergeEvent::Duplicate { input } => {
+                eprintln!(
+                    "skipped {}: the same content as an input before it",
+                    input.display()
+                );
+            }
             MergeEvent::Unreadable { input, error } => {
                 eprintln!("skipped {}: cannot read it: {error}", input.display());
             }
@@ -84,7 +90,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
         return Err(err);
     }
     stdout.line(format_args!(
-        "== merged {} inputs into {} ({} there before): kept {}, {} new features, {} new edges; {} crashed and were skipped{}",
+        "== merged {} inputs into {} ({} there before): kept {}, {} new features, {} new edges; {} crashed and were skipped, {} duplicates{}",
         outcome.candidates,
         args.out.display(),
         outcome.initial,
@@ -92,6 +98,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
         outcome.new_features,
         outcome.new_edges,
         outcome.crashed,
+        outcome.duplicates,
         if outcome.interrupted {
             "; interrupted: run it again with the same --control-file to go on"
         } else {

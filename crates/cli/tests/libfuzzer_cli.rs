@@ -492,3 +492,37 @@ fn the_native_merge_command_prints_what_it_kept() {
     );
     assert_eq!(contents(&d.join("out")), ["a", "b", "zz"]);
 }
+
+#[test]
+fn merge_keeps_one_copy_of_inputs_with_the_same_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("out")).unwrap();
+    std::fs::create_dir_all(d.join("in1")).unwrap();
+    std::fs::create_dir_all(d.join("in2")).unwrap();
+    std::fs::write(d.join("in1/x"), "same").unwrap();
+    std::fs::write(d.join("in2/y"), "same").unwrap();
+    // The target's second run reaches a new block whatever its input: run
+    // twice, the same bytes would be kept twice.
+    let run = php_fuzz(
+        &[
+            "merge",
+            &target("stateful_counter.php"),
+            "out",
+            "in1",
+            "in2",
+        ],
+        d,
+    );
+    assert_eq!(run.code(), 0, "{}", run.all());
+    let out = run.stdout();
+    assert!(out.contains("kept 1, "), "{out}");
+    assert!(out.contains(", 1 duplicates"), "{out}");
+    assert!(
+        run.stderr()
+            .contains("the same content as an input before it"),
+        "{}",
+        run.all()
+    );
+    assert_eq!(contents(&d.join("out")), ["same"]);
+}

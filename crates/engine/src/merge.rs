@@ -10,6 +10,7 @@
 //! is written once (to a temporary file, then renamed), and each batch's
 //! results are appended in one write; a torn last line is ignored.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::fs::{self, OpenOptions};
 use std::io::Write as _;
@@ -43,6 +44,8 @@ pub enum MergeEvent<'a> {
     Crashed { input: &'a Path, crash: &'a Crash },
     /// An input could not be read; it is skipped.
     Unreadable { input: &'a Path, error: String },
+    /// An input has the same content as one before it; it is skipped.
+    Duplicate { input: &'a Path },
     /// After each batch.
     Progress {
         done: usize,
@@ -59,6 +62,8 @@ pub struct MergeOutcome {
     /// Inputs of the new directories.
     pub candidates: usize,
     pub kept: usize,
+    /// Inputs skipped because an earlier input had the same content.
+    pub duplicates: usize,
     /// Features and edges the kept inputs add to the output directory's.
     pub new_features: usize,
     pub new_edges: usize,
@@ -140,6 +145,9 @@ pub fn merge(
     let mut run_features = Vec::new();
     let mut lines = String::new();
     let mut next = results.len();
+    // Within one harness, a second run of the same bytes can reach other
+    // hit counts (state the target keeps); it must not be kept twice.
+    let mut contents = HashSet::new();
     while next < files.len() {
         if interrupted.load(Ordering::Relaxed) {
             state.outcome.interrupted = true;
@@ -152,6 +160,14 @@ pub fn merge(
         while next < files.len() && indices.len() < BATCH_INPUTS && bytes < BATCH_BYTES {
             let (path, _) = &files[next];
             match fs::read(path) {
+                Ok(data) if !contents.insert(php_fuzz_storage::content_hash(&data)) => {
+                    on_event(MergeEvent::Duplicate { input: path });
+                    let _ = writeln!(lines, "SKIP {next}");
+                    state.take(next, &Outcome::Skipped);
+                    if next >= initial {
+                        state.outcome.duplicates += 1;
+                    }
+                }
                 Ok(data) => {
                     bytes += data.len();
                     batch.push(&data);

@@ -240,7 +240,7 @@ pub(super) fn merge(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCo
                 "MERGE-INNER: '{}' cannot be read and is skipped: {error}",
                 input.display()
             ),
-            MergeEvent::Kept { .. } => {}
+            MergeEvent::Kept { .. } | MergeEvent::Duplicate { .. } => {}
             MergeEvent::Progress {
                 done,
                 total,
