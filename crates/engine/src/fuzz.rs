@@ -139,8 +139,6 @@ struct Shared {
     reloaded: Mutex<Vec<CorpusFile>>,
     /// `--grammar`, else the target's `setGrammar()`.
     grammar: Option<Grammar>,
-    /// How workers start their comparison tracer; `None` with `--no-cmp`.
-    tracer: Option<TracerSetup>,
     /// Set when the target has a custom mutator or crossover.
     custom: Option<CustomSetup>,
 }
@@ -321,14 +319,31 @@ pub fn fuzz(
             }
         ));
     }
-    let tracer = options.cmp.then(|| TracerSetup {
-        config: Arc::new(HarnessConfig {
-            dedup_traces: false,
-            forward_output: false,
-            ..(*harness).clone()
-        }),
-        sources: Arc::new(SourceServer::with_cmplog(sources.style())),
-    });
+    // Each worker's tracer loads the target while the seeds run.
+    let jobs = options.jobs.max(1);
+    let mut feedbacks: Vec<Option<CmpFeedback>> = match options.cmp {
+        true => {
+            let setup = TracerSetup {
+                config: Arc::new(HarnessConfig {
+                    dedup_traces: false,
+                    forward_output: false,
+                    ..(*harness).clone()
+                }),
+                sources: Arc::new(SourceServer::with_cmplog(sources.style())),
+            };
+            (0..jobs)
+                .map(|worker| {
+                    Some(CmpFeedback::new(
+                        &setup,
+                        Arc::clone(&sources),
+                        worker as u64,
+                        jobs as u64,
+                    ))
+                })
+                .collect()
+        }
+        false => (0..jobs).map(|_| None).collect(),
+    };
 
     let length = LengthControl::new(max_len, options.len_control_factor);
     let shared = Arc::new(Shared {
@@ -362,7 +377,6 @@ pub fn fuzz(
         dictionary,
         reloaded: Mutex::new(Vec::new()),
         grammar,
-        tracer,
         custom: info.custom.any().then(|| CustomSetup {
             hooks: info.custom,
             harness: Arc::clone(&harness),
@@ -419,25 +433,26 @@ pub fn fuzz(
     }
     shared.print_status(&mut shared.lock(), Event::Inited, None);
 
-    let jobs = shared.options.jobs.max(1);
     let mut workers = Vec::new();
     for worker in 1..jobs {
         let shared = Arc::clone(&shared);
         let mut executor = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
         executor.stop_when(stop.clone());
+        let cmp = feedbacks[worker].take();
         workers.push(
             std::thread::Builder::new()
                 .name(format!("php-fuzz-worker-{worker}"))
-                .spawn(move || worker_loop(&shared, executor, worker as u64, Scratch::new()))
+                .spawn(move || worker_loop(&shared, executor, worker as u64, Scratch::new(), cmp))
                 .expect("spawning a worker thread"),
         );
     }
     {
         let shared = Arc::clone(&shared);
+        let cmp = feedbacks[0].take();
         workers.push(
             std::thread::Builder::new()
                 .name("php-fuzz-worker-0".into())
-                .spawn(move || worker_loop(&shared, first, 0, scratch))
+                .spawn(move || worker_loop(&shared, first, 0, scratch, cmp))
                 .expect("spawning a worker thread"),
         );
     }
@@ -649,18 +664,19 @@ fn finish_and_collect(
 /// Fuzzes until told to stop. Two batches are in flight: while PHP runs
 /// one, this thread absorbs the results of the previous one and mutates the
 /// next, so the engine's work hides behind the harness's.
-fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scratch) {
+fn worker_loop(
+    shared: &Shared,
+    mut executor: Executor,
+    worker: u64,
+    first: Scratch,
+    mut cmp: Option<CmpFeedback>,
+) {
     let seed = shared
         .options
         .seed
         .wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut mutator = Mutator::new(seed, shared.dictionary.clone());
     let mut grammar = GrammarWorker::new(shared.grammar.as_ref());
-    let jobs = shared.options.jobs.max(1) as u64;
-    let mut cmp = shared
-        .tracer
-        .as_ref()
-        .map(|setup| CmpFeedback::new(setup, Arc::clone(&shared.sources), worker, jobs));
     let mut custom = shared
         .custom
         .as_ref()
@@ -731,6 +747,9 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
             Err(err) => break Err(err),
         }
     };
+    if let Some(cmp) = cmp.as_mut() {
+        cmp.finish(shared);
+    }
     let mut state = shared.lock();
     if let Err(err) = result {
         state.error.get_or_insert(err);
