@@ -321,29 +321,21 @@ pub fn fuzz(
     }
     // Each worker's tracer loads the target while the seeds run.
     let jobs = options.jobs.max(1);
-    let mut feedbacks: Vec<Option<CmpFeedback>> = match options.cmp {
-        true => {
-            let setup = TracerSetup {
-                config: Arc::new(HarnessConfig {
-                    dedup_traces: false,
-                    forward_output: false,
-                    ..(*harness).clone()
-                }),
-                sources: Arc::new(SourceServer::with_cmplog(sources.style())),
-            };
-            (0..jobs)
-                .map(|worker| {
-                    Some(CmpFeedback::new(
-                        &setup,
-                        Arc::clone(&sources),
-                        worker as u64,
-                        jobs as u64,
-                    ))
-                })
-                .collect()
-        }
-        false => (0..jobs).map(|_| None).collect(),
-    };
+    let setup = options.cmp.then(|| TracerSetup {
+        config: Arc::new(HarnessConfig {
+            dedup_traces: false,
+            forward_output: false,
+            ..(*harness).clone()
+        }),
+        sources: Arc::new(SourceServer::with_cmplog(sources.style())),
+    });
+    let feedbacks: Vec<Option<CmpFeedback>> = (0..jobs)
+        .map(|worker| {
+            let (worker, jobs) = (worker as u64, jobs as u64);
+            let setup = setup.as_ref()?;
+            Some(CmpFeedback::new(setup, Arc::clone(&sources), worker, jobs))
+        })
+        .collect();
 
     let length = LengthControl::new(max_len, options.len_control_factor);
     let shared = Arc::new(Shared {
@@ -434,11 +426,12 @@ pub fn fuzz(
     shared.print_status(&mut shared.lock(), Event::Inited, None);
 
     let mut workers = Vec::new();
-    for worker in 1..jobs {
+    let mut feedbacks = feedbacks.into_iter();
+    let first_cmp = feedbacks.next().flatten();
+    for (worker, cmp) in (1..jobs).zip(feedbacks) {
         let shared = Arc::clone(&shared);
         let mut executor = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
         executor.stop_when(stop.clone());
-        let cmp = feedbacks[worker].take();
         workers.push(
             std::thread::Builder::new()
                 .name(format!("php-fuzz-worker-{worker}"))
@@ -448,7 +441,7 @@ pub fn fuzz(
     }
     {
         let shared = Arc::clone(&shared);
-        let cmp = feedbacks[0].take();
+        let cmp = first_cmp;
         workers.push(
             std::thread::Builder::new()
                 .name("php-fuzz-worker-0".into())

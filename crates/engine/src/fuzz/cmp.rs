@@ -40,8 +40,16 @@ const TRACE_SHARE: i64 = 100;
 const INITIAL_CREDIT: i64 = 2_000_000;
 /// Unused budget does not pile up past this.
 const MAX_CREDIT: i64 = 4_000_000;
-/// Inputs traced in one round trip to the tracer (one per batch), at most.
+/// Inputs traced in one round trip to the tracer (one sent per batch), at most.
 const TRACES_PER_ROUND: usize = 8;
+/// A round has at most one input per this many of the main harness's
+/// batch, so that it ends before the batch does (a traced run costs a few
+/// main-harness runs of the same input), and the worker does not wait.
+const BATCH_INPUTS_PER_TRACE: usize = 8;
+/// Rounds in flight: a round's logs are taken this many batches after it
+/// was sent, so a tracer that falls behind by a batch (on a busy machine)
+/// does not stall the worker either.
+const ROUNDS_IN_FLIGHT: u64 = 2;
 const MAX_QUEUED_TRACES: usize = 1024;
 const MAX_QUEUED_SAMPLES: usize = 4;
 const MAX_PENDING_CANDIDATES: usize = 4096;
@@ -77,6 +85,14 @@ enum Kind {
     Repair { log: Arc<[u8]>, token: Vec<u8> },
 }
 
+/// Inputs sent to the tracer together.
+struct Round {
+    jobs: Vec<Job>,
+    batch: Batch,
+    /// The worker's batch count when it was sent.
+    sent: u64,
+}
+
 /// An input-to-state candidate waiting for a batch.
 struct Pending {
     candidate: Candidate,
@@ -99,8 +115,10 @@ pub(super) struct CmpFeedback {
     sources: Arc<SourceServer>,
     queue: VecDeque<Job>,
     samples_queued: usize,
-    /// The round the tracer runs now (its inputs are in `batch`).
-    in_flight: Vec<Job>,
+    /// The rounds the tracer runs now, oldest first.
+    in_flight: VecDeque<Round>,
+    /// Batches absorbed so far (the tracer's clock).
+    batches: u64,
     candidates: VecDeque<Pending>,
     credit: i64,
     /// Corpus entries below this id were considered for tracing.
@@ -109,7 +127,6 @@ pub(super) struct CmpFeedback {
     auto_generation: u64,
     since_sample: u64,
     max_len: usize,
-    batch: Batch,
     counter: EdgeCounter,
     /// Stats for the summary.
     pub traced: u64,
@@ -141,7 +158,8 @@ impl CmpFeedback {
             sources,
             queue: VecDeque::new(),
             samples_queued: 0,
-            in_flight: Vec::new(),
+            in_flight: VecDeque::new(),
+            batches: 0,
             candidates: VecDeque::new(),
             credit: INITIAL_CREDIT,
             next_entry: 0,
@@ -149,7 +167,6 @@ impl CmpFeedback {
             auto_generation: u64::MAX,
             since_sample: 0,
             max_len: 0,
-            batch: Batch::new(),
             counter: EdgeCounter::new(),
             traced: 0,
             candidates_made: 0,
@@ -209,24 +226,29 @@ impl CmpFeedback {
         }
         let earned = i64::try_from(scratch.executed_blocks()).unwrap_or(i64::MAX) / TRACE_SHARE;
         self.credit = self.credit.saturating_add(earned).min(MAX_CREDIT);
-        if !self.in_flight.is_empty() {
-            let jobs = std::mem::take(&mut self.in_flight);
-            match self.finish_round(shared) {
-                Some(logs) => self.learn_round(mutator, jobs, logs),
+        self.batches += 1;
+        while self
+            .in_flight
+            .front()
+            .is_some_and(|round| round.sent + ROUNDS_IN_FLIGHT <= self.batches)
+        {
+            let round = self.in_flight.pop_front().expect("checked above");
+            match self.finish_round(shared, &round.batch) {
+                Some(logs) => self.learn_round(mutator, round.jobs, logs),
                 None => self.queue.clear(),
             }
         }
-        if self.credit > 0 && !self.queue.is_empty() && !self.submit_round(shared) {
+        let round = (scratch.batch.len() / BATCH_INPUTS_PER_TRACE).clamp(1, TRACES_PER_ROUND);
+        if self.credit > 0 && !self.queue.is_empty() && !self.submit_round(shared, round) {
             self.queue.clear();
         }
     }
 
-    /// Waits for the round in flight, if any, and drops it: the campaign
-    /// ends, and a tracer shut down mid-round would take a while to exit.
+    /// Waits for the rounds in flight and drops them: the campaign ends,
+    /// and a tracer shut down mid-round would take a while to exit.
     pub fn finish(&mut self, shared: &Shared) {
-        if !self.in_flight.is_empty() {
-            self.in_flight.clear();
-            let _ = self.finish_round(shared);
+        while let Some(round) = self.in_flight.pop_front() {
+            let _ = self.finish_round(shared, &round.batch);
         }
     }
 
@@ -253,46 +275,46 @@ impl CmpFeedback {
         added
     }
 
-    /// Sends the tracer the next few queued inputs, without waiting for
-    /// them. False if the tracer is off.
-    fn submit_round(&mut self, shared: &Shared) -> bool {
-        let take = self.queue.len().min(TRACES_PER_ROUND);
-        self.in_flight.extend(self.queue.drain(..take));
-        self.samples_queued -= self
-            .in_flight
+    /// Sends the tracer the next queued inputs, at most `max`, without
+    /// waiting for them. False if the tracer is off.
+    fn submit_round(&mut self, shared: &Shared, max: usize) -> bool {
+        let take = self.queue.len().min(max);
+        let jobs: Vec<Job> = self.queue.drain(..take).collect();
+        self.samples_queued -= jobs
             .iter()
             .filter(|j| matches!(j.kind, Kind::Sample))
             .count();
-        self.batch.clear();
-        for job in &self.in_flight {
-            self.batch.push(&job.data);
+        let mut batch = Batch::new();
+        for job in &jobs {
+            batch.push(&job.data);
         }
-        let submitted = match ready(&mut self.tracer, shared) {
-            Some(executor) => executor.submit(&self.batch),
-            None => {
-                self.in_flight.clear();
-                return false;
-            }
+        let Some(executor) = ready(&mut self.tracer, shared) else {
+            return false;
         };
-        if let Err(err) = submitted {
+        if let Err(err) = executor.submit(&batch) {
             self.stop_tracing(shared, &err);
-            self.in_flight.clear();
             return false;
         }
+        self.in_flight.push_back(Round {
+            jobs,
+            batch,
+            sent: self.batches,
+        });
         true
     }
 
-    /// Waits for the round in flight (sent one batch ago, so it is done
-    /// unless the tracer is slower than the main harness): each input's
-    /// comparison log. `None` if the tracer failed.
-    fn finish_round(&mut self, shared: &Shared) -> Option<Vec<Vec<u8>>> {
+    /// Waits for the oldest round in flight, `batch` (sent `ROUNDS_IN_FLIGHT`
+    /// batches ago, so it is done unless the tracer is far slower than the
+    /// main harness): each input's comparison log. `None` if the tracer
+    /// failed.
+    fn finish_round(&mut self, shared: &Shared, batch: &Batch) -> Option<Vec<Vec<u8>>> {
         let Tracer::Ready(executor) = &mut self.tracer else {
             return None;
         };
-        let mut logs = vec![Vec::new(); self.batch.len()];
+        let mut logs = vec![Vec::new(); batch.len()];
         let mut cost = 0u64;
         let counter = &mut self.counter;
-        let result = executor.finish(&self.batch, |run| {
+        let result = executor.finish(batch, |run| {
             counter.clear();
             run.coverage.add_to(counter);
             cost += counter.total_hits().max(1);
@@ -302,7 +324,7 @@ impl CmpFeedback {
             self.stop_tracing(shared, &err);
             return None;
         }
-        self.traced += self.batch.len() as u64;
+        self.traced += batch.len() as u64;
         self.credit -= i64::try_from(cost).unwrap_or(i64::MAX);
         Some(logs)
     }
@@ -312,6 +334,7 @@ impl CmpFeedback {
             "WARNING: comparison tracing stops for this worker: {err}"
         ));
         self.tracer = Tracer::Off;
+        self.in_flight.clear();
     }
 
     /// Takes a round's comparison logs, in the order its inputs were sent.
