@@ -8,11 +8,11 @@
 //! so comparisons that only run after a solved one are solved in a chain.
 //!
 //! Off the hot path: the main harness never runs the logging code, and
-//! the worker never waits for the tracer while its harness idles. The
+//! the worker does not wait for the tracer unless it falls behind. The
 //! tracer starts while the seeds run; after absorbing a batch the worker
-//! takes the logs of the round it sent the tracer one batch earlier (which
-//! ran beside the main harness) and sends the next round, at most one
-//! round per batch. The tracer may run at most one block for every
+//! takes the logs of the round it sent the tracer `ROUNDS_IN_FLIGHT`
+//! batches earlier (which ran beside the main harness) and sends the next
+//! round, at most one per batch. The tracer may run at most one block for every
 //! `TRACE_SHARE` blocks the main harness ran. Budget and hand-over count
 //! batches and blocks, never time, and everything the tracer returns
 //! enters the worker at one point of its loop: a seed replays a campaign
