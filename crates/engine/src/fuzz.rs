@@ -141,8 +141,6 @@ struct Shared {
     reloaded: Mutex<Vec<CorpusFile>>,
     /// `--grammar`, else the target's `setGrammar()`.
     grammar: Option<Grammar>,
-    /// How workers start their comparison tracer; `None` with `--no-cmp`.
-    tracer: Option<TracerSetup>,
     /// Set when the target has a custom mutator or crossover.
     custom: Option<CustomSetup>,
     /// The statistics file, if any (`--stats`, or the corpus directory's).
@@ -336,7 +334,9 @@ pub fn fuzz(
             }
         ));
     }
-    let tracer = options.cmp.then(|| TracerSetup {
+    // Each worker's tracer loads the target while the seeds run.
+    let jobs = options.jobs.max(1);
+    let setup = options.cmp.then(|| TracerSetup {
         config: Arc::new(HarnessConfig {
             dedup_traces: false,
             forward_output: false,
@@ -344,6 +344,13 @@ pub fn fuzz(
         }),
         sources: Arc::new(SourceServer::with_cmplog(sources.style())),
     });
+    let feedbacks: Vec<Option<CmpFeedback>> = (0..jobs)
+        .map(|worker| {
+            let (worker, jobs) = (worker as u64, jobs as u64);
+            let setup = setup.as_ref()?;
+            Some(CmpFeedback::new(setup, Arc::clone(&sources), worker, jobs))
+        })
+        .collect();
 
     let length = LengthControl::new(max_len, options.len_control_factor);
     let shared = Arc::new(Shared {
@@ -377,7 +384,6 @@ pub fn fuzz(
         dictionary,
         reloaded: Mutex::new(Vec::new()),
         grammar,
-        tracer,
         custom: info.custom.any().then(|| CustomSetup {
             hooks: info.custom,
             harness: Arc::clone(&harness),
@@ -454,25 +460,27 @@ pub fn fuzz(
         }
     }
 
-    let jobs = shared.options.jobs.max(1);
     let mut workers = Vec::new();
-    for worker in 1..jobs {
+    let mut feedbacks = feedbacks.into_iter();
+    let first_cmp = feedbacks.next().flatten();
+    for (worker, cmp) in (1..jobs).zip(feedbacks) {
         let shared = Arc::clone(&shared);
         let mut executor = Executor::new(Arc::clone(&harness), Arc::clone(&sources));
         executor.stop_when(stop.clone());
         workers.push(
             std::thread::Builder::new()
                 .name(format!("php-fuzz-worker-{worker}"))
-                .spawn(move || worker_loop(&shared, executor, worker as u64, Scratch::new()))
+                .spawn(move || worker_loop(&shared, executor, worker as u64, Scratch::new(), cmp))
                 .expect("spawning a worker thread"),
         );
     }
     {
         let shared = Arc::clone(&shared);
+        let cmp = first_cmp;
         workers.push(
             std::thread::Builder::new()
                 .name("php-fuzz-worker-0".into())
-                .spawn(move || worker_loop(&shared, first, 0, scratch))
+                .spawn(move || worker_loop(&shared, first, 0, scratch, cmp))
                 .expect("spawning a worker thread"),
         );
     }
@@ -700,18 +708,19 @@ fn finish_and_collect(
 /// Fuzzes until told to stop. Two batches are in flight: while PHP runs
 /// one, this thread absorbs the results of the previous one and mutates the
 /// next, so the engine's work hides behind the harness's.
-fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scratch) {
+fn worker_loop(
+    shared: &Shared,
+    mut executor: Executor,
+    worker: u64,
+    first: Scratch,
+    mut cmp: Option<CmpFeedback>,
+) {
     let seed = shared
         .options
         .seed
         .wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut mutator = Mutator::new(seed, shared.dictionary.clone());
     let mut grammar = GrammarWorker::new(shared.grammar.as_ref());
-    let jobs = shared.options.jobs.max(1) as u64;
-    let mut cmp = shared
-        .tracer
-        .as_ref()
-        .map(|setup| CmpFeedback::new(setup, Arc::clone(&shared.sources), worker, jobs));
     let mut custom = shared
         .custom
         .as_ref()
@@ -782,6 +791,9 @@ fn worker_loop(shared: &Shared, mut executor: Executor, worker: u64, first: Scra
             Err(err) => break Err(err),
         }
     };
+    if let Some(cmp) = cmp.as_mut() {
+        cmp.finish(shared);
+    }
     let mut state = shared.lock();
     if let Err(err) = result {
         state.error.get_or_insert(err);

@@ -7,12 +7,16 @@
 //! batches; a candidate that finds coverage is a new entry, traced in turn,
 //! so comparisons that only run after a solved one are solved in a chain.
 //!
-//! Off the hot path: the main harness never runs the logging code. The
-//! worker traces after absorbing a batch, while its harness runs the next
-//! one, and the tracer may run at most one block for every `TRACE_SHARE`
-//! blocks the main harness ran. Budget and hand-over count blocks, never
-//! time, and everything happens in the worker's thread at one point of its
-//! loop: a seed replays a campaign exactly, tracer included.
+//! Off the hot path: the main harness never runs the logging code, and
+//! the worker does not wait for the tracer unless it falls behind. The
+//! tracer starts while the seeds run; after absorbing a batch the worker
+//! takes the logs of the round it sent the tracer `ROUNDS_IN_FLIGHT`
+//! batches earlier (which ran beside the main harness) and sends the next
+//! round, at most one per batch. The tracer may run at most one block for every
+//! `TRACE_SHARE` blocks the main harness ran. Budget and hand-over count
+//! batches and blocks, never time, and everything the tracer returns
+//! enters the worker at one point of its loop: a seed replays a campaign
+//! exactly, tracer included.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -36,8 +40,16 @@ const TRACE_SHARE: i64 = 100;
 const INITIAL_CREDIT: i64 = 2_000_000;
 /// Unused budget does not pile up past this.
 const MAX_CREDIT: i64 = 4_000_000;
-/// Inputs traced in one round trip to the tracer, at most.
+/// Inputs traced in one round trip to the tracer (one sent per batch), at most.
 const TRACES_PER_ROUND: usize = 8;
+/// A round has at most one input per this many of the main harness's
+/// batch, so that it ends before the batch does (a traced run costs a few
+/// main-harness runs of the same input), and the worker does not wait.
+const BATCH_INPUTS_PER_TRACE: usize = 8;
+/// Rounds in flight: a round's logs are taken this many batches after it
+/// was sent, so a tracer that falls behind by a batch (on a busy machine)
+/// does not stall the worker either.
+const ROUNDS_IN_FLIGHT: u64 = 2;
 const MAX_QUEUED_TRACES: usize = 1024;
 const MAX_QUEUED_SAMPLES: usize = 4;
 const MAX_PENDING_CANDIDATES: usize = 4096;
@@ -59,7 +71,26 @@ struct Job {
     data: Vec<u8>,
     /// The entry it is, or the entry it was mutated from.
     parent: EntryId,
-    entry: bool,
+    kind: Kind,
+}
+
+/// Why an input is traced.
+enum Kind {
+    /// A new corpus entry.
+    Entry,
+    /// One in `SAMPLE_EVERY` other inputs.
+    Sample,
+    /// A candidate of an input that passed a comparison on its own bytes
+    /// (`log`, the input's comparisons): the checksum it broke is repaired.
+    Repair { log: Arc<[u8]>, token: Vec<u8> },
+}
+
+/// Inputs sent to the tracer together.
+struct Round {
+    jobs: Vec<Job>,
+    batch: Batch,
+    /// The worker's batch count when it was sent.
+    sent: u64,
 }
 
 /// An input-to-state candidate waiting for a batch.
@@ -84,6 +115,10 @@ pub(super) struct CmpFeedback {
     sources: Arc<SourceServer>,
     queue: VecDeque<Job>,
     samples_queued: usize,
+    /// The rounds the tracer runs now, oldest first.
+    in_flight: VecDeque<Round>,
+    /// Batches absorbed so far (the tracer's clock).
+    batches: u64,
     candidates: VecDeque<Pending>,
     credit: i64,
     /// Corpus entries below this id were considered for tracing.
@@ -92,7 +127,6 @@ pub(super) struct CmpFeedback {
     auto_generation: u64,
     since_sample: u64,
     max_len: usize,
-    batch: Batch,
     counter: EdgeCounter,
     /// Stats for the summary.
     pub traced: u64,
@@ -100,7 +134,8 @@ pub(super) struct CmpFeedback {
 }
 
 impl CmpFeedback {
-    /// Starts the worker's tracer (in the background) and its bookkeeping.
+    /// Starts the worker's tracer (in the background: it loads while the
+    /// seeds run) and its bookkeeping.
     pub fn new(
         setup: &TracerSetup,
         sources: Arc<SourceServer>,
@@ -123,6 +158,8 @@ impl CmpFeedback {
             sources,
             queue: VecDeque::new(),
             samples_queued: 0,
+            in_flight: VecDeque::new(),
+            batches: 0,
             candidates: VecDeque::new(),
             credit: INITIAL_CREDIT,
             next_entry: 0,
@@ -130,7 +167,6 @@ impl CmpFeedback {
             auto_generation: u64::MAX,
             since_sample: 0,
             max_len: 0,
-            batch: Batch::new(),
             counter: EdgeCounter::new(),
             traced: 0,
             candidates_made: 0,
@@ -139,7 +175,8 @@ impl CmpFeedback {
 
     /// Runs after a batch was absorbed, while the harness runs the next:
     /// takes up new dictionary words, queues new entries and samples,
-    /// and traces within the budget the batch earned.
+    /// learns from the round the tracer ran since the last batch, and sends
+    /// it the next round if the budget allows.
     pub fn after_batch(&mut self, shared: &Shared, mutator: &mut Mutator, scratch: &Scratch) {
         {
             let state = shared.lock();
@@ -154,7 +191,7 @@ impl CmpFeedback {
                     self.queue.push_back(Job {
                         data: state.corpus.get(id).data.clone(),
                         parent: id,
-                        entry: true,
+                        kind: Kind::Entry,
                     });
                 }
             }
@@ -182,18 +219,36 @@ impl CmpFeedback {
                     self.queue.push_back(Job {
                         data: scratch.batch.get(index).to_vec(),
                         parent: mutant.parent,
-                        entry: false,
+                        kind: Kind::Sample,
                     });
                 }
             }
         }
         let earned = i64::try_from(scratch.executed_blocks()).unwrap_or(i64::MAX) / TRACE_SHARE;
         self.credit = self.credit.saturating_add(earned).min(MAX_CREDIT);
-        while self.credit > 0 && !self.queue.is_empty() {
-            if !self.trace_round(shared, mutator) {
-                self.queue.clear();
-                break;
+        self.batches += 1;
+        while self
+            .in_flight
+            .front()
+            .is_some_and(|round| round.sent + ROUNDS_IN_FLIGHT <= self.batches)
+        {
+            let round = self.in_flight.pop_front().expect("checked above");
+            match self.finish_round(shared, &round.batch) {
+                Some(logs) => self.learn_round(mutator, round.jobs, logs),
+                None => self.queue.clear(),
             }
+        }
+        let round = (scratch.batch.len() / BATCH_INPUTS_PER_TRACE).clamp(1, TRACES_PER_ROUND);
+        if self.credit > 0 && !self.queue.is_empty() && !self.submit_round(shared, round) {
+            self.queue.clear();
+        }
+    }
+
+    /// Waits for the rounds in flight and drops them: the campaign ends,
+    /// and a tracer shut down mid-round would take a while to exit.
+    pub fn finish(&mut self, shared: &Shared) {
+        while let Some(round) = self.in_flight.pop_front() {
+            let _ = self.finish_round(shared, &round.batch);
         }
     }
 
@@ -220,66 +275,129 @@ impl CmpFeedback {
         added
     }
 
-    /// Traces the next few queued inputs and learns from their logs.
-    /// False if the tracer is off.
-    fn trace_round(&mut self, shared: &Shared, mutator: &mut Mutator) -> bool {
-        let take = self.queue.len().min(TRACES_PER_ROUND);
+    /// Sends the tracer the next queued inputs, at most `max`, without
+    /// waiting for them. False if the tracer is off.
+    fn submit_round(&mut self, shared: &Shared, max: usize) -> bool {
+        let take = self.queue.len().min(max);
         let jobs: Vec<Job> = self.queue.drain(..take).collect();
-        self.samples_queued -= jobs.iter().filter(|j| !j.entry).count();
-        self.batch.clear();
+        self.samples_queued -= jobs
+            .iter()
+            .filter(|j| matches!(j.kind, Kind::Sample))
+            .count();
+        let mut batch = Batch::new();
         for job in &jobs {
-            self.batch.push(&job.data);
+            batch.push(&job.data);
         }
-        let Some(logs) = self.trace_batch(shared) else {
+        let Some(executor) = ready(&mut self.tracer, shared) else {
             return false;
         };
-        for (job, log) in jobs.iter().zip(&logs) {
-            self.learn(shared, mutator, job, log);
+        if let Err(err) = executor.submit(&batch) {
+            self.stop_tracing(shared, &err);
+            return false;
         }
+        self.in_flight.push_back(Round {
+            jobs,
+            batch,
+            sent: self.batches,
+        });
         true
     }
 
-    /// Runs `self.batch` on the tracer: each input's comparison log.
-    fn trace_batch(&mut self, shared: &Shared) -> Option<Vec<Vec<u8>>> {
-        let executor = ready(&mut self.tracer, shared)?;
-        let mut logs = vec![Vec::new(); self.batch.len()];
+    /// Waits for the oldest round in flight, `batch` (sent `ROUNDS_IN_FLIGHT`
+    /// batches ago, so it is done unless the tracer is far slower than the
+    /// main harness): each input's comparison log. `None` if the tracer
+    /// failed.
+    fn finish_round(&mut self, shared: &Shared, batch: &Batch) -> Option<Vec<Vec<u8>>> {
+        let Tracer::Ready(executor) = &mut self.tracer else {
+            return None;
+        };
+        let mut logs = vec![Vec::new(); batch.len()];
         let mut cost = 0u64;
         let counter = &mut self.counter;
-        let result = executor.run_batch(&self.batch, |run| {
+        let result = executor.finish(batch, |run| {
             counter.clear();
             run.coverage.add_to(counter);
             cost += counter.total_hits().max(1);
             logs[run.index] = run.cmp_log.to_vec();
         });
         if let Err(err) = result {
-            shared.out.line(&format!(
-                "WARNING: comparison tracing stops for this worker: {err}"
-            ));
-            self.tracer = Tracer::Off;
+            self.stop_tracing(shared, &err);
             return None;
         }
-        self.traced += self.batch.len() as u64;
+        self.traced += batch.len() as u64;
         self.credit -= i64::try_from(cost).unwrap_or(i64::MAX);
         Some(logs)
     }
 
+    fn stop_tracing(&mut self, shared: &Shared, err: &HarnessError) {
+        shared.out.line(&format!(
+            "WARNING: comparison tracing stops for this worker: {err}"
+        ));
+        self.tracer = Tracer::Off;
+        self.in_flight.clear();
+    }
+
+    /// Takes a round's comparison logs, in the order its inputs were sent.
+    fn learn_round(&mut self, mutator: &mut Mutator, jobs: Vec<Job>, logs: Vec<Vec<u8>>) {
+        let mut repaired = Vec::new();
+        let mut repairs = Vec::new();
+        for (job, log) in jobs.into_iter().zip(logs) {
+            match job.kind {
+                Kind::Repair { log: parent, token } => {
+                    let parent: Vec<Record<'_>> = records(&parent).collect();
+                    let after: Vec<Record<'_>> = records(&log).collect();
+                    if let Some(data) = i2s::repair(&parent, &job.data, &after, self.max_len) {
+                        repaired.push(Pending {
+                            candidate: Candidate { data, token },
+                            parent: job.parent,
+                        });
+                    }
+                }
+                Kind::Entry | Kind::Sample => {
+                    repairs.extend(self.learn(mutator, &job, log));
+                }
+            }
+        }
+        // Repaired candidates run first, and repairs are traced next.
+        self.candidates_made += repaired.len() as u64;
+        for pending in repaired.into_iter().rev() {
+            self.candidates.push_front(pending);
+        }
+        self.candidates.truncate(MAX_PENDING_CANDIDATES);
+        for job in repairs.into_iter().rev() {
+            self.queue.push_front(job);
+        }
+    }
+
     /// Takes one traced input's comparisons: into the TORC, and as
-    /// input-to-state candidates (repaired if they break a checksum).
-    fn learn(&mut self, shared: &Shared, mutator: &mut Mutator, job: &Job, log: &[u8]) {
-        let parent: Vec<Record<'_>> = records(log).collect();
+    /// input-to-state candidates. Returns the candidates to trace again
+    /// when they may break a checksum the input passed.
+    fn learn(&mut self, mutator: &mut Mutator, job: &Job, log: Vec<u8>) -> Vec<Job> {
+        let parent: Vec<Record<'_>> = records(&log).collect();
         for record in &parent {
             mutator.observe_comparison(record);
         }
-        let limit = if job.entry {
-            CANDIDATES_PER_ENTRY
-        } else {
-            CANDIDATES_PER_SAMPLE
+        let limit = match job.kind {
+            Kind::Entry => CANDIDATES_PER_ENTRY,
+            _ => CANDIDATES_PER_SAMPLE,
         };
-        let mut candidates =
+        let candidates =
             i2s::input_to_state(&job.data, parent.iter().copied(), self.max_len, limit);
+        let mut repairs = Vec::new();
         if !candidates.is_empty() && guards_input(&parent, &job.data) {
-            let repaired = self.repair(shared, &parent, &candidates);
-            candidates.splice(0..0, repaired);
+            let log: Arc<[u8]> = Arc::from(log.as_slice());
+            repairs = candidates
+                .iter()
+                .take(MAX_REPAIRS)
+                .map(|candidate| Job {
+                    data: candidate.data.clone(),
+                    parent: job.parent,
+                    kind: Kind::Repair {
+                        log: Arc::clone(&log),
+                        token: candidate.token.clone(),
+                    },
+                })
+                .collect();
         }
         self.candidates_made += candidates.len() as u64;
         for candidate in candidates {
@@ -291,36 +409,7 @@ impl CmpFeedback {
                 parent: job.parent,
             });
         }
-    }
-
-    /// Traces the first candidates and repairs the comparisons they broke
-    /// that the parent passed (a checksum over the bytes they changed).
-    fn repair(
-        &mut self,
-        shared: &Shared,
-        parent: &[Record<'_>],
-        candidates: &[Candidate],
-    ) -> Vec<Candidate> {
-        let tried = &candidates[..candidates.len().min(MAX_REPAIRS)];
-        self.batch.clear();
-        for candidate in tried {
-            self.batch.push(&candidate.data);
-        }
-        let Some(logs) = self.trace_batch(shared) else {
-            return Vec::new();
-        };
-        tried
-            .iter()
-            .zip(&logs)
-            .filter_map(|(candidate, log)| {
-                let after: Vec<Record<'_>> = records(log).collect();
-                let data = i2s::repair(parent, &candidate.data, &after, self.max_len)?;
-                Some(Candidate {
-                    data,
-                    token: candidate.token.clone(),
-                })
-            })
-            .collect()
+        repairs
     }
 }
 
