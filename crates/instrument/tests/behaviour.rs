@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use php_fuzz_instrument::{Block, BlockKind, Plan, StubStyle};
+use php_fuzz_instrument::{Block, BlockKind, Coverage, Plan, StubStyle};
 
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -185,7 +185,7 @@ struct Checked {
 fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> Checked {
     let name = fixture.file_name().expect("file name");
     let source = std::fs::read(fixture).expect("read fixture");
-    let plan = Plan::new(&source).unwrap_or_else(|reason| {
+    let plan = Plan::new(&source, Coverage::Full).unwrap_or_else(|reason| {
         panic!(
             "{}: fixtures must be instrumentable: {reason}",
             fixture.display()

@@ -40,9 +40,9 @@ mod statements;
 
 use tree_sitter::{Node, Tree};
 
-use crate::BlockKind;
 use crate::grammar::{Grammar, NodeKind};
 use crate::stub::Piece;
+use crate::{BlockKind, Coverage};
 pub(crate) use comparisons::{CmpInsertion, Comparisons};
 use regions::CodeRegions;
 use scope::Scope;
@@ -101,6 +101,7 @@ impl Rank {
 struct Analyzer<'s> {
     source: &'s [u8],
     grammar: &'static Grammar,
+    coverage: Coverage,
     blocks: Vec<PlannedBlock>,
     insertions: Vec<Insertion>,
     scope: Scope<'s>,
@@ -112,12 +113,14 @@ struct Analyzer<'s> {
     comparisons: Comparisons,
 }
 
-/// Plans the instrumentation of `source`, parsed without errors into `tree`.
-pub(crate) fn analyze(source: &[u8], tree: &Tree) -> Analysis {
+/// Plans the instrumentation of `source`, parsed without errors into `tree`,
+/// with the blocks `coverage` records.
+pub(crate) fn analyze(source: &[u8], tree: &Tree, coverage: Coverage) -> Analysis {
     let grammar = Grammar::get();
     let mut analyzer = Analyzer {
         source,
         grammar,
+        coverage,
         blocks: Vec::new(),
         insertions: Vec::new(),
         scope: Scope::new(source, grammar),

@@ -4,10 +4,10 @@
 use tree_sitter::Node;
 
 use super::{Analyzer, Rank};
-use crate::BlockKind;
 use crate::grammar::NodeKind;
 use crate::lexical::close_tag_after;
 use crate::stub::Piece;
+use crate::{BlockKind, Coverage};
 
 impl Analyzer<'_> {
     /// Whether `node`'s statement children form a list where a statement
@@ -326,8 +326,11 @@ impl Analyzer<'_> {
     /// follows it. Only where a statement may follow, in a statement list;
     /// a brace-less body (`while ($a) if ($b) x();`) has nothing after it
     /// inside the body, and its parent's own counter follows at once.
+    ///
+    /// [`Coverage::Pruned`] leaves every such join point out: the blocks
+    /// that precede it imply that it ran, unless an exception left them.
     pub(super) fn after(&mut self, node: Node<'_>, kind: BlockKind, depth: u32) {
-        if !self.scope.in_statement_list() {
+        if self.coverage == Coverage::Pruned || !self.scope.in_statement_list() {
             return;
         }
         let anchor = node.end_byte().saturating_sub(1);
