@@ -91,19 +91,38 @@ pub enum Coverage {
     #[default]
     Full,
     /// Leaves out blocks whose count the others imply when no exception
-    /// intervenes: every join point (after if, loop exit, after switch,
-    /// after try). Fewer records per run; the features differ from
-    /// [`Coverage::Full`]'s where an exception leaves a branch.
+    /// (or `exit`) intervenes: every join point ([`Coverage::JOIN_POINTS`]),
+    /// and the entry counter of a body whose plain statements lead into an
+    /// if/else, a try or a do-while, each of whose first blocks is
+    /// recorded ([`Coverage::IMPLIED_ENTRIES`]). Fewer records per run; the
+    /// features differ from [`Coverage::Full`]'s where an exception leaves
+    /// a body.
     Pruned,
 }
 
 impl Coverage {
-    /// The kinds [`Coverage::Pruned`] leaves out.
-    pub const PRUNED_KINDS: [BlockKind; 4] = [
+    /// The kinds [`Coverage::Pruned`] leaves out everywhere.
+    pub const JOIN_POINTS: [BlockKind; 4] = [
         BlockKind::AfterIf,
         BlockKind::LoopExit,
         BlockKind::AfterSwitch,
         BlockKind::AfterTry,
+    ];
+
+    /// The kinds [`Coverage::Pruned`] leaves out where other blocks imply
+    /// them: the counters after the `{` or `:` of a body.
+    pub const IMPLIED_ENTRIES: [BlockKind; 11] = [
+        BlockKind::FunctionEntry,
+        BlockKind::MethodEntry,
+        BlockKind::ClosureEntry,
+        BlockKind::PropertyHook,
+        BlockKind::IfBranch,
+        BlockKind::ElseIfBranch,
+        BlockKind::ElseBranch,
+        BlockKind::LoopBody,
+        BlockKind::TryBody,
+        BlockKind::Catch,
+        BlockKind::Finally,
     ];
 
     /// The name used on the command line and in the block map.

@@ -231,6 +231,58 @@ pruned_golden! {
     pruned_loops: "<?php\nwhile ($a) {\n    $a--;\n}\ndo $b--; while ($b);\nfor ($i = 0; $i < 3; $i++):\n    echo $i;\nendfor;\nforeach ($l as $v) { echo $v; }\n";
     pruned_switch_and_try: "<?php\nswitch ($x) {\n    case 1:\n        a();\n        break;\n    default:\n        b();\n}\ntry {\n    a();\n} catch (E $e) {\n    b();\n} finally {\n    c();\n}\nafter();\n";
     pruned_close_tag_after_a_statement_needs_no_semicolon: "<?php if ($a): ?>x<?php endif ?>\n<?php while ($b) $b-- ?>\n";
+    pruned_body_entries_implied_by_an_if_else_try_or_do: r#"<?php
+function f($c) {
+    $c = trim($c) ?: 'x';
+    if ($c === 'a') {
+        return 1;
+    } elseif ($c === 'b') {
+        return 2;
+    } else if ($c === 'c') {
+        return 3;
+    } else {
+        return 4;
+    }
+}
+while ($i < $n):
+    $c = $s[$i];
+    if ($c === ' ' || $c === "	"):
+        $i++;
+    else:
+        break;
+    endif;
+endwhile;
+$g = function () {
+    try { a(); } catch (E $e) { do { $e = $e->getPrevious(); } while ($e); }
+};
+"#;
+    pruned_body_entries_kept_where_a_run_may_record_nothing_else: r#"<?php
+function noElse($c) {
+    if ($c) { a(); }
+}
+function exits($c) {
+    $c or exit(1);
+    if ($c) { a(); } else { b(); }
+}
+function generator() {
+    yield 1;
+    if ($c) { a(); } else { b(); }
+}
+function braceLess($c) {
+    if ($c) a(); else b();
+}
+function label() {
+    start:
+    if ($c) { a(); } else { b(); }
+}
+function returns($c) {
+    return 1;
+    if ($c) { a(); } else { b(); }
+}
+function html($c) { ?>
+    <p><?php if ($c): ?>x<?php else: ?>y<?php endif;
+}
+"#;
     pruned_nested_functions_and_expressions: "<?php\nfunction f($x) {\n    foreach ($x as $k => $v) {\n        if ($v && $k) {\n            return $v ?? $k;\n        }\n    }\n    return null;\n}\n";
 }
 

@@ -34,6 +34,7 @@
 mod comparisons;
 mod expressions;
 mod literals;
+mod pruning;
 mod regions;
 mod scope;
 mod statements;
@@ -111,6 +112,8 @@ struct Analyzer<'s> {
     /// Brace-less bodies that must stay brace-less (see `dangling_else`).
     keep_brace_less: Vec<usize>,
     comparisons: Comparisons,
+    /// Pruned coverage: blocks other blocks imply (see `pruning`).
+    implied: Vec<pruning::Implied>,
 }
 
 /// Plans the instrumentation of `source`, parsed without errors into `tree`,
@@ -128,6 +131,7 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree, coverage: Coverage) -> Analysi
         by_reference: Vec::new(),
         keep_brace_less: Vec::new(),
         comparisons: Comparisons::default(),
+        implied: Vec::new(),
     };
     analyzer.walk(tree);
     let Analyzer {
@@ -136,11 +140,13 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree, coverage: Coverage) -> Analysi
         scope,
         regions,
         mut comparisons,
+        implied,
         ..
     } = analyzer;
     let outside = regions.outside_php();
     outside.invalidate_blocks(&mut blocks, &insertions);
     outside.invalidate_sites(&mut comparisons);
+    pruning::leave_out_implied(&mut blocks, &implied);
     Analysis {
         blocks,
         insertions,

@@ -293,6 +293,9 @@ impl Analyzer<'_> {
             block,
             Piece::Counter,
         );
+        if self.coverage == Coverage::Pruned {
+            self.note_implied(block, opener);
+        }
     }
 
     /// The body of a branch or a loop: a `{…}` block, an alternative-syntax
