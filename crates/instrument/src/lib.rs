@@ -90,18 +90,19 @@ pub enum Coverage {
     /// uses, since every line then belongs to a recorded block.
     #[default]
     Full,
-    /// Leaves out blocks whose count the others imply when no exception
-    /// (or `exit`) intervenes: every join point ([`Coverage::JOIN_POINTS`]),
-    /// and the entry counter of a body whose plain statements lead into an
-    /// if/else, a try or a do-while, each of whose first blocks is
-    /// recorded ([`Coverage::IMPLIED_ENTRIES`]). Fewer records per run; the
-    /// features differ from [`Coverage::Full`]'s where an exception leaves
-    /// a body.
+    /// Leaves out blocks that other blocks imply when no exception (or
+    /// `exit`) intervenes: a join point (after if, switch, try, do-while)
+    /// whose every entry passed a recorded branch, case or body of the
+    /// statement, and the entry counter of a body whose plain statements
+    /// lead into such a statement (see `docs/instrumentation.md`). Fewer
+    /// records per run; the features differ from [`Coverage::Full`]'s
+    /// where an exception leaves a body.
     Pruned,
 }
 
 impl Coverage {
-    /// The kinds [`Coverage::Pruned`] leaves out everywhere.
+    /// The join points [`Coverage::Pruned`] leaves out where every path
+    /// into them passed a recorded block.
     pub const JOIN_POINTS: [BlockKind; 4] = [
         BlockKind::AfterIf,
         BlockKind::LoopExit,

@@ -255,6 +255,23 @@ endwhile;
 $g = function () {
     try { a(); } catch (E $e) { do { $e = $e->getPrevious(); } while ($e); }
 };
+function braceLess($c) {
+    if ($c) a(); else b();
+}
+"#;
+    pruned_joins_kept_where_a_condition_skips_every_recorded_block: r#"<?php
+function guards(string $input) {
+    if (strlen($input) < 12) {
+        return;
+    }
+    $type = substr($input, 4, 4);
+    if (crc32($input) !== 7) return;
+    switch ($type) {
+        case 'IHDR': a(); break;
+    }
+    foreach ($rows as $row) { b($row); }
+    done();
+}
 "#;
     pruned_body_entries_kept_where_a_run_may_record_nothing_else: r#"<?php
 function noElse($c) {
@@ -267,9 +284,6 @@ function exits($c) {
 function generator() {
     yield 1;
     if ($c) { a(); } else { b(); }
-}
-function braceLess($c) {
-    if ($c) a(); else b();
 }
 function label() {
     start:

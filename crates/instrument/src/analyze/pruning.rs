@@ -1,26 +1,37 @@
-//! [`Coverage::Pruned`](crate::Coverage::Pruned) beyond the join points
-//! (which `Analyzer::after` leaves out): the entry counter of a body whose
-//! every run reaches another recorded block, unless an exception or `exit`
-//! intervenes, is implied by those blocks and left out.
+//! [`Coverage::Pruned`](crate::Coverage::Pruned): leaves out the blocks
+//! that other blocks imply, where the syntax shows it with certainty.
 //!
-//! SanitizerCoverage leaves out a block that dominates all its successors.
-//! Without a control-flow graph this takes only the case that can be read
-//! from the syntax with certainty: a `{ … }` or `: …` body whose statements
-//! are plain expression statements followed by one statement that always
-//! records a block first thing:
+//! SanitizerCoverage leaves out a block that dominates all its successors,
+//! and a join that post-dominates all its (several) predecessors, after it
+//! has split the critical edges, so that the edge of a condition that skips
+//! a body keeps a counter of its own. Here, without a control-flow graph:
 //!
-//! - an `if` with an `else` (through any `elseif` / `else if` chain), each
-//!   branch a `{ … }` or `: …` body with its own counter;
-//! - a `try` (its body's counter);
-//! - a `do … while` with a `{ … }` body (its body runs at least once).
+//! - **A join point** (after an if, switch, try or do-while) whose every
+//!   entry passed a recorded block of the statement: an `if` whose chain
+//!   ends in an `else`, a `switch` with a `default`, any `try`, a
+//!   `do … while`. Every run that reaches the join recorded a branch, a
+//!   case, the try or catch body, or the loop body on the way, so the join
+//!   adds no path the edges do not already tell apart. An `if` without an
+//!   `else`, a `switch` without a `default`, and the exit of a `while`,
+//!   `for` or `foreach` keep theirs: there the join is the only record of
+//!   the condition that skipped the body (`if ($bad) return;` followed by
+//!   nothing recorded: without the join, passing the guard adds no
+//!   feature, and the fuzzer cannot see the progress).
+//! - **The entry counter of a body** whose every run reaches another
+//!   recorded block before anything else can happen: a `{ … }` or `: …`
+//!   body whose statements are plain expression statements followed by an
+//!   `if` with a final `else` (through any `elseif` / `else if` chain), a
+//!   `try`, or a `do … while`. A plain statement contains no `yield` (the
+//!   generator may never resume), no `throw`, no `exit` / `die`, and is no
+//!   label, `return`, `break`, `continue` or `goto`: it cannot leave the
+//!   body but by an exception.
 //!
-//! A plain statement contains no `yield` (the generator may never resume),
-//! no `throw`, no `exit` / `die`, and no label; it cannot leave the body but
-//! by an exception. The witnesses are checked after the analysis, against
-//! the blocks that survived (a witness dropped because it would land
-//! outside PHP code keeps the body's counter). A witness may itself be left
-//! out by this rule: it is then implied by its own witnesses, which are
-//! nested inside it, so the implication is never circular.
+//! The witnesses (the blocks that imply the left-out one) are checked after
+//! the analysis, against the blocks that survived: a witness dropped
+//! because it would land outside PHP code, or a brace-less body that could
+//! not take braces, keeps the block. A witness may itself be left out by
+//! this rule: it is then implied by its own witnesses, which are nested
+//! inside it, so the implication never runs in a circle.
 
 use tree_sitter::Node;
 
@@ -43,6 +54,53 @@ impl Analyzer<'_> {
         if let Some(witnesses) = self.witnesses_of_list(list) {
             self.implied.push(Implied { block, witnesses });
         }
+    }
+
+    /// Notes that `block`, the join point after `statement`, is implied if
+    /// every path into it passed a recorded block of the statement.
+    pub(super) fn note_implied_join(&mut self, block: u32, statement: Node<'_>) {
+        let mut witnesses = Vec::new();
+        let found = match self.grammar.kind(statement) {
+            NodeKind::IfStatement => self.if_witnesses(statement, false, &mut witnesses),
+            NodeKind::SwitchStatement => self.switch_witnesses(statement, &mut witnesses),
+            NodeKind::TryStatement => self.body_opening(statement).map(|at| {
+                witnesses.push((at, BlockKind::TryBody));
+            }),
+            NodeKind::DoStatement => self.do_witness(statement).map(|w| witnesses.push(w)),
+            _ => None,
+        };
+        if found.is_some() {
+            self.implied.push(Implied { block, witnesses });
+        }
+    }
+
+    /// Every case of a switch with a `default` (so that some case counter
+    /// runs whatever the subject).
+    fn switch_witnesses(
+        &self,
+        node: Node<'_>,
+        witnesses: &mut Vec<(usize, BlockKind)>,
+    ) -> Option<()> {
+        let body = node.child_by_field_id(self.grammar.fields.body.get())?;
+        let mut cursor = body.walk();
+        let mut default = false;
+        for case in body.named_children(&mut cursor) {
+            match self.grammar.kind(case) {
+                NodeKind::CaseStatement => {}
+                NodeKind::DefaultStatement => default = true,
+                _ => continue,
+            }
+            witnesses.push((case.start_byte(), BlockKind::SwitchCase));
+        }
+        default.then_some(())
+    }
+
+    /// The body counter of a `do … while`, which runs at least once.
+    fn do_witness(&self, node: Node<'_>) -> Option<(usize, BlockKind)> {
+        let anchor = self
+            .body_opening(node)
+            .unwrap_or_else(|| node.start_byte());
+        Some((anchor, BlockKind::LoopBody))
     }
 
     /// The blocks one of which every run of `list` records (exceptions
@@ -69,9 +127,7 @@ impl Analyzer<'_> {
             NodeKind::TryStatement => {
                 witnesses.push((self.body_opening(*last)?, BlockKind::TryBody));
             }
-            NodeKind::DoStatement => {
-                witnesses.push((self.body_opening(*last)?, BlockKind::LoopBody));
-            }
+            NodeKind::DoStatement => witnesses.push(self.do_witness(*last)?),
             _ => return None,
         }
         before
@@ -93,7 +149,15 @@ impl Analyzer<'_> {
         } else {
             BlockKind::IfBranch
         };
-        witnesses.push((self.body_opening(node)?, first));
+        let condition_end = |clause: Node<'_>| {
+            clause
+                .child_by_field_id(self.grammar.fields.condition.get())
+                .map(|c| c.end_byte().saturating_sub(1))
+        };
+        witnesses.push((
+            self.body_opening(node).or_else(|| condition_end(node))?,
+            first,
+        ));
         let f = &self.grammar.fields;
         let mut cursor = node.walk();
         let alternatives: Vec<Node<'_>> = node
@@ -104,7 +168,10 @@ impl Analyzer<'_> {
             if self.grammar.kind(*alternative) != NodeKind::ElseIfClause {
                 return None;
             }
-            witnesses.push((self.body_opening(*alternative)?, BlockKind::ElseIfBranch));
+            let anchor = self
+                .body_opening(*alternative)
+                .or_else(|| condition_end(*alternative))?;
+            witnesses.push((anchor, BlockKind::ElseIfBranch));
         }
         if self.grammar.kind(*last) != NodeKind::ElseClause {
             return None;
@@ -113,7 +180,8 @@ impl Analyzer<'_> {
         if self.grammar.kind(body) == NodeKind::IfStatement {
             self.if_witnesses(body, true, witnesses)
         } else {
-            witnesses.push((self.body_opening(*last)?, BlockKind::ElseBranch));
+            let anchor = self.body_opening(*last).unwrap_or(last.start_byte());
+            witnesses.push((anchor, BlockKind::ElseBranch));
             Some(())
         }
     }

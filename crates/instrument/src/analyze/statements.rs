@@ -330,16 +330,17 @@ impl Analyzer<'_> {
     /// a brace-less body (`while ($a) if ($b) x();`) has nothing after it
     /// inside the body, and its parent's own counter follows at once.
     ///
-    /// [`Coverage::Pruned`] leaves every such join point out: the blocks
-    /// that precede it imply that it ran, unless an exception left them.
+    /// [`Coverage::Pruned`] leaves such a join point out where every path
+    /// into it passed a recorded block of the statement (see `pruning`).
     pub(super) fn after(&mut self, node: Node<'_>, kind: BlockKind, depth: u32) {
-        if self.coverage == Coverage::Pruned || !self.scope.in_statement_list() {
+        if !self.scope.in_statement_list() {
             return;
         }
         let anchor = node.end_byte().saturating_sub(1);
-        if let Some(end) = self.terminated_end(node) {
+        let block = if let Some(end) = self.terminated_end(node) {
             let block = self.block(kind, anchor);
             self.insert(end, Rank::close(2 * depth), block, Piece::Counter);
+            block
         } else if close_tag_after(self.source, node.end_byte()).is_some() {
             // `<?php endif ?>`: the `?>` is the statement's `;`. Adding one
             // leaves the `?>` as an empty statement, which is harmless here.
@@ -349,6 +350,12 @@ impl Analyzer<'_> {
             let end = node.end_byte();
             self.insert(end, Rank::close(2 * depth), block, Piece::Terminator);
             self.insert(end, Rank::close(2 * depth), block, Piece::Counter);
+            block
+        } else {
+            return;
+        };
+        if self.coverage == Coverage::Pruned {
+            self.note_implied_join(block, node);
         }
     }
 
