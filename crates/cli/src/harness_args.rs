@@ -48,9 +48,9 @@ pub enum StyleArg {
 /// run-single) always record every block.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CoverageArgs {
-    /// Which blocks the target records: every block (full), or without the join points after
-    /// an if, loop, switch or try, whose count the other blocks imply (pruned: fewer records per
-    /// run; see docs/instrumentation.md).
+    /// Which blocks the target records: every block (full), or without the blocks other blocks
+    /// imply, such as the join after an if with an else (pruned: fewer records per run; see
+    /// docs/instrumentation.md).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = DEFAULT_COVERAGE)]
     pub coverage: CoverageArg,
 }

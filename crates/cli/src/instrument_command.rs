@@ -43,7 +43,7 @@ pub struct InstrumentArgs {
     #[arg(long, alias = "style", value_enum, default_value_t = StyleArg::Trace)]
     pub stub: StyleArg,
     /// Which blocks to record: every block (full, what report-coverage replays with), or
-    /// without the join points (pruned, see `php-fuzz fuzz --coverage`).
+    /// without the blocks other blocks imply (pruned, see `php-fuzz fuzz --coverage`).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CoverageArg::Full)]
     pub coverage: CoverageArg,
     /// Threads for --out [default: all cores].
