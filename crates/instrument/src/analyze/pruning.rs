@@ -97,9 +97,7 @@ impl Analyzer<'_> {
 
     /// The body counter of a `do … while`, which runs at least once.
     fn do_witness(&self, node: Node<'_>) -> Option<(usize, BlockKind)> {
-        let anchor = self
-            .body_opening(node)
-            .unwrap_or_else(|| node.start_byte());
+        let anchor = self.body_opening(node).unwrap_or_else(|| node.start_byte());
         Some((anchor, BlockKind::LoopBody))
     }
 
