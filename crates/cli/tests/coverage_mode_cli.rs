@@ -51,6 +51,17 @@ fn a_pruned_campaign_finds_both_planted_json_parser_bugs() {
 }
 
 #[test]
+fn campaigns_default_to_pruned_coverage_and_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture("json-parser/target.php");
+    let run = php_fuzz(
+        &["fuzz", target.to_str().unwrap(), "corpus", "--max-runs", "10"],
+        dir.path(),
+    );
+    assert!(run.stderr().contains("coverage: pruned"), "{}", run.all());
+}
+
+#[test]
 fn full_coverage_is_named_in_the_opening_line_when_asked_for() {
     let dir = tempfile::tempdir().unwrap();
     let target = fixture("json-parser/target.php");
