@@ -55,7 +55,13 @@ fn campaigns_default_to_pruned_coverage_and_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let target = fixture("json-parser/target.php");
     let run = php_fuzz(
-        &["fuzz", target.to_str().unwrap(), "corpus", "--max-runs", "10"],
+        &[
+            "fuzz",
+            target.to_str().unwrap(),
+            "corpus",
+            "--max-runs",
+            "10",
+        ],
         dir.path(),
     );
     assert!(run.stderr().contains("coverage: pruned"), "{}", run.all());
