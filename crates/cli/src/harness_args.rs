@@ -57,7 +57,8 @@ pub struct CoverageArgs {
 
 /// The campaigns' default: the mode that found the benchmark's bugs sooner
 /// (docs/benchmarks.md, "Coverage modes": as many runs or fewer to each
-/// planted bug, the same coverage on the libraries).
+/// planted bug; on the libraries as many crashes, coverage within two
+/// blocks).
 pub const DEFAULT_COVERAGE: CoverageArg = CoverageArg::Pruned;
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
