@@ -5,6 +5,8 @@
 // after each call, no engine) columns.
 //
 // usage: php bench-loop.php TARGET.php CORPUS_DIR SECONDS [collect]
+// SECONDS written `xN` runs N passes over the corpus instead (for counting
+// instructions with callgrind: the difference of two pass counts).
 
 if ($argc < 4) {
     fwrite(STDERR, "usage: php bench-loop.php TARGET.php CORPUS_DIR SECONDS [collect]\n");
@@ -45,7 +47,8 @@ if (!$inputs) {
 set_error_handler(function () { return true; });
 $benchArray = class_exists('PhpFuzzBench\Ctx', false);
 $calls = 0;
-$deadline = hrtime(true) + (int) ($seconds * 1e9);
+$passes = $seconds[0] === 'x' ? (int) substr($seconds, 1) : 0;
+$deadline = hrtime(true) + (int) ((float) ($passes ? 0 : $seconds) * 1e9);
 $started = hrtime(true);
 $bytes = 0;
 do {
@@ -74,6 +77,6 @@ do {
         }
         $calls++;
     }
-} while (hrtime(true) < $deadline);
+} while ($passes ? --$passes > 0 : hrtime(true) < $deadline);
 $elapsed = (hrtime(true) - $started) / 1e9;
 printf("%.1f\n", $calls / $elapsed);

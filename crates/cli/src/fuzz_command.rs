@@ -9,7 +9,7 @@ use php_fuzz_harness::SourceServer;
 use php_fuzz_storage::default_stats_path;
 
 use crate::exit_codes;
-use crate::harness_args::{HarnessArgs, positive_seconds};
+use crate::harness_args::{CoverageArgs, HarnessArgs, positive_seconds};
 
 /// Arguments of `php-fuzz fuzz`.
 #[derive(clap::Args, Debug)]
@@ -21,6 +21,8 @@ pub struct FuzzArgs {
     pub corpus: Option<PathBuf>,
     #[command(flatten)]
     pub harness: HarnessArgs,
+    #[command(flatten)]
+    pub coverage: CoverageArgs,
     /// Longest input to try [default: setMaxLen(), else the larger of 1024 and the largest seed].
     #[arg(long, value_name = "BYTES")]
     pub max_len: Option<usize>,
@@ -88,9 +90,11 @@ pub struct FuzzArgs {
 pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
     // First, so that SIGXFSZ (a write past `ulimit -f`) is an error anywhere.
     let interrupted = crate::interrupt::install()?;
-    let mut session = args.harness.session(&args.target)?;
+    let mut session = args
+        .harness
+        .session_with(&args.target, args.coverage.coverage.mode())?;
     if args.use_value_profile {
-        session.sources = Arc::new(SourceServer::with_cmplog(session.sources.style()));
+        session.log_comparisons();
     }
     if args.jobs == 0 {
         anyhow::bail!("--jobs must be at least 1");

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use php_fuzz_harness::{HarnessConfig, PhpBinary, Runtime, SourceServer};
-use php_fuzz_instrument::StubStyle;
+use php_fuzz_instrument::{Coverage, StubStyle};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct HarnessArgs {
@@ -43,6 +43,39 @@ pub enum StyleArg {
     EdgeMap,
 }
 
+/// `--coverage`, for the commands whose decisions follow coverage: fuzz,
+/// merge, libfuzzer. Replays that report coverage (report-coverage,
+/// run-single) always record every block.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CoverageArgs {
+    /// Which blocks the target records: every block (full), or without the blocks other blocks
+    /// imply, such as the join after an if with an else (pruned: fewer records per run; see
+    /// docs/instrumentation.md).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = DEFAULT_COVERAGE)]
+    pub coverage: CoverageArg,
+}
+
+/// The campaigns' default: the mode that found the benchmark's bugs sooner
+/// (docs/benchmarks.md, "Coverage modes": as many runs or fewer to each
+/// planted bug; on the libraries as many crashes, coverage within two
+/// blocks).
+pub const DEFAULT_COVERAGE: CoverageArg = CoverageArg::Pruned;
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoverageArg {
+    Full,
+    Pruned,
+}
+
+impl CoverageArg {
+    pub fn mode(self) -> Coverage {
+        match self {
+            CoverageArg::Full => Coverage::Full,
+            CoverageArg::Pruned => Coverage::Pruned,
+        }
+    }
+}
+
 /// A number of seconds for an option: finite and above zero. Negative
 /// numbers reach this parser (`allow_negative_numbers`), so `--timeout -1`
 /// and `--timeout=-1` get the same message.
@@ -68,8 +101,23 @@ pub struct Session {
     pub sources: Arc<SourceServer>,
 }
 
+impl Session {
+    /// Serve the `cmplog` rendering (same style, same coverage mode).
+    pub fn log_comparisons(&mut self) {
+        let sources =
+            SourceServer::with_cmplog(self.sources.style()).with_coverage(self.sources.coverage());
+        self.sources = Arc::new(sources);
+    }
+}
+
 impl HarnessArgs {
+    /// A session that records every block.
     pub fn session(&self, target: &Path) -> anyhow::Result<Session> {
+        self.session_with(target, Coverage::Full)
+    }
+
+    /// A session whose served files record the blocks `coverage` keeps.
+    pub fn session_with(&self, target: &Path, coverage: Coverage) -> anyhow::Result<Session> {
         let target = check_target(target)?;
         if self.rss_limit_mb < 32 {
             bail!(
@@ -91,7 +139,7 @@ impl HarnessArgs {
         };
         Ok(Session {
             config: Arc::new(config),
-            sources: Arc::new(SourceServer::new(style)),
+            sources: Arc::new(SourceServer::new(style).with_coverage(coverage)),
         })
     }
 }

@@ -7,11 +7,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
-use php_fuzz_instrument::{Block, BlockIdAllocator, Outcome, Plan, SkipReason, StubStyle};
+use php_fuzz_instrument::{
+    Block, BlockIdAllocator, Coverage, Outcome, Plan, SkipReason, StubStyle,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::harness_args::StyleArg;
+use crate::harness_args::{CoverageArg, StyleArg};
 use crate::stdout::Stdout;
 
 /// Name of the block map `--out` writes at the top of DIR.
@@ -40,6 +42,10 @@ pub struct InstrumentArgs {
     /// How instrumented code records coverage (see docs/instrumentation.md).
     #[arg(long, alias = "style", value_enum, default_value_t = StyleArg::Trace)]
     pub stub: StyleArg,
+    /// Which blocks to record: every block (full, what report-coverage replays with), or
+    /// without the blocks other blocks imply (pruned, see `php-fuzz fuzz --coverage`).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CoverageArg::Full)]
+    pub coverage: CoverageArg,
     /// Threads for --out [default: all cores].
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -93,14 +99,18 @@ fn print_one(args: &InstrumentArgs, style: StubStyle) -> anyhow::Result<ExitCode
         );
     }
     let source = read(path)?;
-    let output =
-        match php_fuzz_instrument::instrument(&source, &mut BlockIdAllocator::new(), style)? {
-            Outcome::Instrumented(result) => result.source,
-            Outcome::Skipped(reason) => {
-                warn_skipped(path, &reason, "printed unchanged");
-                source
-            }
-        };
+    let output = match php_fuzz_instrument::instrument(
+        &source,
+        &mut BlockIdAllocator::new(),
+        style,
+        args.coverage.mode(),
+    )? {
+        Outcome::Instrumented(result) => result.source,
+        Outcome::Skipped(reason) => {
+            warn_skipped(path, &reason, "printed unchanged");
+            source
+        }
+    };
     Stdout::lock().write(&output)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -119,6 +129,7 @@ struct BlockMap<'a> {
     format: &'static str,
     version: u32,
     stub: StubStyle,
+    coverage: Coverage,
     files: Vec<MappedFile<'a>>,
     skipped: Vec<SkippedFile>,
 }
@@ -183,7 +194,10 @@ fn mirror(args: &InstrumentArgs, out: &Path, style: StubStyle) -> anyhow::Result
         let plans: Vec<Option<Result<Plan<'_>, SkipReason>>> = pool.install(|| {
             sources
                 .par_iter()
-                .map(|s| s.as_ref().map(|(source, _)| Plan::new(source)))
+                .map(|s| {
+                    s.as_ref()
+                        .map(|(source, _)| Plan::new(source, args.coverage.mode()))
+                })
                 .collect()
         });
         let mut firsts = Vec::with_capacity(batch.len());
@@ -232,6 +246,7 @@ fn mirror(args: &InstrumentArgs, out: &Path, style: StubStyle) -> anyhow::Result
         format: "php-fuzz-blocks",
         version: 1,
         stub: style,
+        coverage: args.coverage.mode(),
         files: Vec::new(),
         skipped: Vec::new(),
     };

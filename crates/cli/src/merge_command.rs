@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use php_fuzz_engine::{MergeEvent, merge};
 use php_fuzz_harness::Executor;
 
-use crate::harness_args::HarnessArgs;
+use crate::harness_args::{CoverageArgs, HarnessArgs};
 use crate::stdout::Stdout;
 
 /// Arguments of `php-fuzz merge`.
@@ -20,13 +20,17 @@ pub struct MergeArgs {
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub harness: HarnessArgs,
+    #[command(flatten)]
+    pub coverage: CoverageArgs,
     /// Record progress here; a merge run again with the same file resumes where it stopped.
     #[arg(long, value_name = "FILE")]
     pub control_file: Option<PathBuf>,
 }
 
 pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
-    let session = args.harness.session(&args.target)?;
+    let session = args
+        .harness
+        .session_with(&args.target, args.coverage.coverage.mode())?;
     let mut executor = Executor::new(session.config, Arc::clone(&session.sources));
     executor.start()?;
     let interrupted = crate::interrupt::install()?;

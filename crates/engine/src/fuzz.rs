@@ -322,6 +322,7 @@ pub fn fuzz(
         dictionary_entries: dictionary.len(),
         max_len,
         jobs: options.jobs,
+        coverage: sources.coverage(),
     });
     if let Some(auto) = &auto_dictionary {
         out.status(&format!(
@@ -342,7 +343,9 @@ pub fn fuzz(
             forward_output: false,
             ..(*harness).clone()
         }),
-        sources: Arc::new(SourceServer::with_cmplog(sources.style())),
+        sources: Arc::new(
+            SourceServer::with_cmplog(sources.style()).with_coverage(sources.coverage()),
+        ),
     });
     let feedbacks: Vec<Option<CmpFeedback>> = (0..jobs)
         .map(|worker| {

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use php_fuzz_coverage::{EdgeCounter, Feature, FeatureSet};
 use php_fuzz_harness::{Batch, Crash, Executor};
+use php_fuzz_instrument::Coverage;
 use php_fuzz_storage::CorpusDir;
 
 use crate::EngineError;
@@ -89,7 +90,7 @@ pub fn merge(
 ) -> Result<MergeOutcome, EngineError> {
     let started = Instant::now();
     let mut out = CorpusDir::open(out_dir)?;
-    let header = header(out_dir, in_dirs);
+    let header = header(out_dir, in_dirs, executor.sources().coverage());
     let resumed = match control_file {
         Some(path) => Control::read(path, &header),
         None => None,
@@ -318,9 +319,14 @@ fn list_inputs(
     Ok((files, initial))
 }
 
-/// The control file's first lines: which merge it belongs to.
-fn header(out_dir: &Path, in_dirs: &[PathBuf]) -> String {
-    let mut text = format!("{CONTROL_MAGIC}\nout {}\n", out_dir.display());
+/// The control file's first lines: which merge it belongs to. The recorded
+/// features depend on the coverage mode, so a merge in the other mode does
+/// not take them over.
+fn header(out_dir: &Path, in_dirs: &[PathBuf], coverage: Coverage) -> String {
+    let mut text = format!(
+        "{CONTROL_MAGIC}\nout {}\ncoverage {coverage}\n",
+        out_dir.display()
+    );
     for dir in in_dirs {
         let _ = writeln!(text, "in {}", dir.display());
     }
@@ -421,7 +427,7 @@ mod tests {
     fn a_control_file_reads_back_up_to_a_torn_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mcf");
-        let header = header(Path::new("out"), &[PathBuf::from("in")]);
+        let header = header(Path::new("out"), &[PathBuf::from("in")], Coverage::Full);
         let files = vec![
             (PathBuf::from("out/a"), 1),
             (PathBuf::from("in/b c"), 2),
@@ -440,12 +446,21 @@ mod tests {
         );
         let other = header_of_other_merge();
         assert!(Control::read(&path, &other).is_none());
+        let other_mode = super::header(Path::new("out"), &[PathBuf::from("in")], Coverage::Pruned);
+        assert!(
+            Control::read(&path, &other_mode).is_none(),
+            "features recorded in full coverage are not taken over in pruned"
+        );
         fs::write(&path, "").unwrap();
         assert!(Control::read(&path, &header).is_none());
     }
 
     fn header_of_other_merge() -> String {
-        header(Path::new("out"), &[PathBuf::from("elsewhere")])
+        header(
+            Path::new("out"),
+            &[PathBuf::from("elsewhere")],
+            Coverage::Full,
+        )
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct Opening<'a> {
     pub dictionary_entries: usize,
     pub max_len: usize,
     pub jobs: usize,
+    /// Which blocks the target records (`--coverage`).
+    pub coverage: php_fuzz_instrument::Coverage,
 }
 
 impl Output {
@@ -78,8 +80,8 @@ impl Output {
         }
         let o = opening;
         self.line(&format!(
-            "INFO: seed: {}  target: {}  php: {}  timeout: {} s  rss limit: {} MB",
-            o.seed, o.target, o.php_version, o.timeout_secs, o.rss_limit_mb
+            "INFO: seed: {}  target: {}  php: {}  timeout: {} s  rss limit: {} MB  coverage: {}",
+            o.seed, o.target, o.php_version, o.timeout_secs, o.rss_limit_mb, o.coverage
         ));
         self.line(&format!(
             "INFO: corpus: {} ({} files, {} bytes)  artifacts: {}  dictionary: {} entries  max len: {}  jobs: {}",

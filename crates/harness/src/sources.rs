@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use php_fuzz_instrument::{Block, BlockId, BlockIdAllocator, Outcome, SkipReason, StubStyle};
+use php_fuzz_instrument::{
+    Block, BlockId, BlockIdAllocator, Coverage, Outcome, SkipReason, StubStyle,
+};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::HarnessError;
@@ -41,6 +43,8 @@ pub const MAX_SOURCE_LITERALS: usize = 1 << 14;
 #[derive(Debug)]
 pub struct SourceServer {
     style: StubStyle,
+    /// Which blocks the served files record.
+    coverage: Coverage,
     /// Serve the `cmplog` rendering, which logs comparison operands.
     cmplog: bool,
     state: Mutex<State>,
@@ -64,10 +68,11 @@ struct State {
 }
 
 impl SourceServer {
-    /// Serves the coverage rendering.
+    /// Serves the coverage rendering, in full coverage.
     pub fn new(style: StubStyle) -> SourceServer {
         SourceServer {
             style,
+            coverage: Coverage::Full,
             cmplog: false,
             state: Mutex::new(State::default()),
             literal_generation: AtomicU64::new(0),
@@ -83,8 +88,18 @@ impl SourceServer {
         }
     }
 
+    /// The same server recording the blocks `coverage` keeps. Call it
+    /// before the first file is served.
+    pub fn with_coverage(self, coverage: Coverage) -> SourceServer {
+        SourceServer { coverage, ..self }
+    }
+
     pub fn style(&self) -> StubStyle {
         self.style
+    }
+
+    pub fn coverage(&self) -> Coverage {
+        self.coverage
     }
 
     pub fn logs_comparisons(&self) -> bool {
@@ -131,9 +146,10 @@ impl SourceServer {
                 &mut state.ids,
                 &mut state.next_site,
                 self.style,
+                self.coverage,
             )
         } else {
-            php_fuzz_instrument::instrument(&current, &mut state.ids, self.style)
+            php_fuzz_instrument::instrument(&current, &mut state.ids, self.style, self.coverage)
         }
         .map_err(|source| HarnessError::Instrument {
             path: path.to_path_buf(),

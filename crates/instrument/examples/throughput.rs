@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use php_fuzz_instrument::{BlockId, Plan, StubStyle};
+use php_fuzz_instrument::{BlockId, Coverage, Plan, StubStyle};
 
 const ROUNDS: usize = 5;
 
@@ -64,7 +64,7 @@ fn main() {
     let instrument = best(|| {
         blocks = 0;
         for source in &sources {
-            if let Ok(plan) = Plan::new(source) {
+            if let Ok(plan) = Plan::new(source, Coverage::Full) {
                 let result = plan.render(BlockId(1), StubStyle::Trace);
                 blocks += result.blocks.len();
                 std::hint::black_box(result);

@@ -81,6 +81,66 @@ pub enum StubStyle {
     EdgeMap,
 }
 
+/// Which blocks are recorded. See `docs/instrumentation.md`, "Pruned coverage".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    /// Every block: each branch, body and case, and the code after every
+    /// if, loop, switch and try (the join points). What the coverage report
+    /// uses, since every line then belongs to a recorded block.
+    #[default]
+    Full,
+    /// Leaves out blocks that other blocks imply when no exception (or
+    /// `exit`) intervenes: a join point (after if, switch, try, do-while)
+    /// whose every entry passed a recorded branch, case or body of the
+    /// statement, and the entry counter of a body whose plain statements
+    /// lead into such a statement (see `docs/instrumentation.md`). Fewer
+    /// records per run; the features differ from [`Coverage::Full`]'s
+    /// where an exception leaves a body.
+    Pruned,
+}
+
+impl Coverage {
+    /// The join points [`Coverage::Pruned`] leaves out where every path
+    /// into them passed a recorded block.
+    pub const JOIN_POINTS: [BlockKind; 4] = [
+        BlockKind::AfterIf,
+        BlockKind::LoopExit,
+        BlockKind::AfterSwitch,
+        BlockKind::AfterTry,
+    ];
+
+    /// The kinds [`Coverage::Pruned`] leaves out where other blocks imply
+    /// them: the counters after the `{` or `:` of a body.
+    pub const IMPLIED_ENTRIES: [BlockKind; 11] = [
+        BlockKind::FunctionEntry,
+        BlockKind::MethodEntry,
+        BlockKind::ClosureEntry,
+        BlockKind::PropertyHook,
+        BlockKind::IfBranch,
+        BlockKind::ElseIfBranch,
+        BlockKind::ElseBranch,
+        BlockKind::LoopBody,
+        BlockKind::TryBody,
+        BlockKind::Catch,
+        BlockKind::Finally,
+    ];
+
+    /// The name used on the command line and in the block map.
+    pub fn name(self) -> &'static str {
+        match self {
+            Coverage::Full => "full",
+            Coverage::Pruned => "pruned",
+        }
+    }
+}
+
+impl std::fmt::Display for Coverage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Instrumented {
     pub source: Vec<u8>,
@@ -128,7 +188,8 @@ pub enum InstrumentError {
 }
 
 /// Instruments one PHP file: `source` in, instrumented source and its block
-/// map out, with one contiguous range of ids taken from `ids`.
+/// map out, with one contiguous range of ids taken from `ids`; `coverage`
+/// says which blocks are recorded.
 ///
 /// Never panics, whatever the bytes. A file tree-sitter cannot parse comes
 /// back as [`Outcome::Skipped`]: run it unchanged, and PHP reports any real
@@ -138,8 +199,9 @@ pub fn instrument(
     source: &[u8],
     ids: &mut BlockIdAllocator,
     style: StubStyle,
+    coverage: Coverage,
 ) -> Result<Outcome, InstrumentError> {
-    match Plan::new(source) {
+    match Plan::new(source, coverage) {
         Err(reason) => Ok(Outcome::Skipped(reason)),
         Ok(plan) => {
             let first = ids.allocate(plan.block_count())?;
@@ -148,7 +210,8 @@ pub fn instrument(
     }
 }
 
-/// [`instrument`] in the `cmplog` rendering: the same blocks, and every
+/// [`instrument`] in the `cmplog` rendering: the same blocks (in either
+/// [`Coverage`]; the comparison sites do not depend on it), and every
 /// comparison wrapped in calls to `\PhpFuzz\CmpLog` that log its operands
 /// (see `docs/instrumentation.md`). Site ids start at `*next_site`, which
 /// moves past the file's sites.
@@ -157,8 +220,9 @@ pub fn instrument_cmplog(
     ids: &mut BlockIdAllocator,
     next_site: &mut u32,
     style: StubStyle,
+    coverage: Coverage,
 ) -> Result<Outcome, InstrumentError> {
-    match Plan::new(source) {
+    match Plan::new(source, coverage) {
         Err(reason) => Ok(Outcome::Skipped(reason)),
         Ok(plan) => {
             let end = next_site

@@ -5,7 +5,7 @@
 use crate::analyze::{self, Analysis, CmpInsertion, Comparisons, Insertion, PlannedBlock};
 use crate::lexical::is_name_byte;
 use crate::stub::Piece;
-use crate::{Block, BlockId, Instrumented, SkipReason, StubStyle, parse};
+use crate::{Block, BlockId, Coverage, Instrumented, SkipReason, StubStyle, parse};
 
 /// A parsed and analysed file, ready to render once it has its ids.
 #[derive(Debug)]
@@ -43,8 +43,9 @@ struct Located {
 }
 
 impl<'s> Plan<'s> {
-    /// Parses and analyses `source`; the costly half, independent of ids.
-    pub fn new(source: &'s [u8]) -> Result<Plan<'s>, SkipReason> {
+    /// Parses and analyses `source`, planning the blocks `coverage` records;
+    /// the costly half, independent of ids.
+    pub fn new(source: &'s [u8], coverage: Coverage) -> Result<Plan<'s>, SkipReason> {
         let parsed = parse::parse(source).map_err(|line| SkipReason::ParseError { line })?;
         let code = &source[..parsed.code_end];
         let Analysis {
@@ -52,7 +53,7 @@ impl<'s> Plan<'s> {
             mut insertions,
             names,
             comparisons,
-        } = analyze::analyze(code, &parsed.tree);
+        } = analyze::analyze(code, &parsed.tree, coverage);
         drop(parsed);
 
         // Blocks in anchor order; `renumber[i]` is the new index of block i.

@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use php_fuzz_instrument::{Block, BlockKind, Plan, StubStyle};
+use php_fuzz_instrument::{Block, BlockKind, Coverage, Plan, StubStyle};
 
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -148,6 +148,22 @@ fn run(php: &Path, script: &Path, shown_dir: &Path, record: &Path) -> Run {
     }
 }
 
+/// A full-coverage trace with the blocks pruned coverage left out dropped,
+/// and the rest renumbered to pruned coverage's ids: what the pruned run
+/// must record, since the records change nothing else.
+fn keep_surviving(trace: &[u8], full: &[Block], pruned: &[Block]) -> Vec<u8> {
+    let by_anchor: BTreeMap<usize, u32> = pruned.iter().map(|b| (b.byte_offset, b.id.0)).collect();
+    let anchor: BTreeMap<u32, usize> = full.iter().map(|b| (b.id.0, b.byte_offset)).collect();
+    trace
+        .chunks_exact(4)
+        .filter_map(|id| {
+            let id = u32::from_le_bytes(id.try_into().expect("4 bytes"));
+            by_anchor.get(anchor.get(&id)?).copied()
+        })
+        .flat_map(u32::to_le_bytes)
+        .collect()
+}
+
 /// The edge-map counts a trace implies: `(prev << 28) | id`, prev 0 at first.
 fn edges_of(trace: &[u8]) -> BTreeMap<u64, u64> {
     let mut edges = BTreeMap::new();
@@ -185,7 +201,7 @@ struct Checked {
 fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> Checked {
     let name = fixture.file_name().expect("file name");
     let source = std::fs::read(fixture).expect("read fixture");
-    let plan = Plan::new(&source).unwrap_or_else(|reason| {
+    let plan = Plan::new(&source, Coverage::Full).unwrap_or_else(|reason| {
         panic!(
             "{}: fixtures must be instrumentable: {reason}",
             fixture.display()
@@ -208,18 +224,21 @@ fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> Checked {
         fixture.display()
     );
 
+    let pruned_plan = Plan::new(&source, Coverage::Pruned).expect("parsed in full coverage");
     let mut blocks: Vec<Block> = Vec::new();
+    let mut pruned_blocks: Vec<Block> = Vec::new();
     let mut traces = Vec::new();
     let mut copies = Vec::new();
     for (style, label) in [
         (StubStyle::Trace, "trace"),
         (StubStyle::EdgeMap, "edge-map"),
         (StubStyle::Trace, "cmplog"),
+        (StubStyle::Trace, "pruned"),
     ] {
-        let instrumented = if label == "cmplog" {
-            plan.render_cmplog(first, 1, style)
-        } else {
-            plan.render(first, style)
+        let instrumented = match label {
+            "cmplog" => plan.render_cmplog(first, 1, style),
+            "pruned" => pruned_plan.render(first, style),
+            _ => plan.render(first, style),
         };
         let dir = work.join(label);
         std::fs::create_dir_all(&dir).expect("create dir");
@@ -242,11 +261,21 @@ fn check_fixture(php: &Path, fixture: &Path, work: &Path) -> Checked {
             "{context}: {}",
             first_difference("stderr", &original.output.stderr, &result.output.stderr)
         );
-        blocks = instrumented.blocks;
+        if label == "pruned" {
+            pruned_blocks = instrumented.blocks;
+        } else {
+            blocks = instrumented.blocks;
+        }
         traces.push(result);
         copies.push(copy);
     }
     let (trace_run, edge_run, cmplog_run) = (&traces[0], &traces[1], &traces[2]);
+    assert_eq!(
+        keep_surviving(&trace_run.trace, &blocks, &pruned_blocks),
+        traces[3].trace,
+        "{}: the pruned run did not record exactly the full run's surviving blocks",
+        fixture.display()
+    );
     assert!(
         original.cmplog.is_empty() && trace_run.cmplog.is_empty() && edge_run.cmplog.is_empty(),
         "{}: only the cmplog rendering may log comparisons",

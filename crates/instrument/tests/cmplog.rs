@@ -11,10 +11,10 @@ mod common;
 use std::fmt::Write as _;
 
 use common::{abbreviate, assert_only_inserted, parses_cleanly};
-use php_fuzz_instrument::{BlockId, Plan, StubStyle};
+use php_fuzz_instrument::{BlockId, Coverage, Plan, StubStyle};
 
 fn report(source: &str) -> String {
-    let plan = Plan::new(source.as_bytes()).expect("parses");
+    let plan = Plan::new(source.as_bytes(), Coverage::Full).expect("parses");
     let result = plan.render_cmplog(BlockId(1), 1, StubStyle::Trace);
     assert_only_inserted(source.as_bytes(), &result.source);
     assert!(

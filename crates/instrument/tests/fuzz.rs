@@ -8,7 +8,7 @@
 mod common;
 
 use common::{assert_only_inserted, parses_cleanly};
-use php_fuzz_instrument::{BlockId, Outcome, Plan, SkipReason, StubStyle};
+use php_fuzz_instrument::{BlockId, Coverage, Outcome, Plan, SkipReason, StubStyle};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRng, TestRunner};
@@ -46,7 +46,7 @@ fn php_accepts(source: &[u8]) -> bool {
 
 /// Checks one input against every property; returns whether it was instrumented.
 fn check(source: &[u8]) -> bool {
-    let plan = match Plan::new(source) {
+    let plan = match Plan::new(source, Coverage::Full) {
         Ok(plan) => plan,
         Err(SkipReason::ParseError { line }) => {
             assert!(
@@ -85,7 +85,11 @@ fn check(source: &[u8]) -> bool {
             "two blocks share or disorder offsets: {pair:?}"
         );
     }
-    for output in [&trace.source, &edges.source] {
+    let pruned = Plan::new(source, Coverage::Pruned)
+        .expect("parsed in full coverage")
+        .render(first, StubStyle::Trace);
+    common::assert_pruned_subset(&trace.blocks, &pruned.blocks, &"mutant");
+    for output in [&trace.source, &edges.source, &pruned.source] {
         assert_only_inserted(source, output);
         if parses_cleanly(source) && !parses_cleanly(output) {
             // tree-sitter accepts some code PHP rejects (`yield as`), and
@@ -372,12 +376,17 @@ fn mutated_php_keeps_its_meaning() {
         for m in &mutations {
             apply(&mut source, m);
         }
-        let Ok(plan) = Plan::new(&source) else {
+        let Ok(plan) = Plan::new(&source, Coverage::Full) else {
             continue;
         };
         let original = work.path().join(format!("{i}.php"));
         std::fs::write(&original, &source).expect("write mutant");
-        for (style, name) in [(StubStyle::Trace, "trace"), (StubStyle::EdgeMap, "edge")] {
+        let pruned = Plan::new(&source, Coverage::Pruned).expect("parsed in full coverage");
+        for (plan, style, name) in [
+            (&plan, StubStyle::Trace, "trace"),
+            (&plan, StubStyle::EdgeMap, "edge"),
+            (&pruned, StubStyle::Trace, "pruned"),
+        ] {
             let copy = work.path().join(format!("{i}.{name}.php"));
             std::fs::write(&copy, plan.render(BlockId(1), style).source)
                 .expect("write instrumented mutant");

@@ -8,7 +8,8 @@ mod common;
 use std::path::PathBuf;
 
 use php_fuzz_instrument::{
-    BlockId, BlockIdAllocator, InstrumentError, MAX_BLOCK_ID, Outcome, StubStyle, instrument,
+    BlockId, BlockIdAllocator, Coverage, InstrumentError, MAX_BLOCK_ID, Outcome, StubStyle,
+    instrument,
 };
 
 /// Every PHP file the repository's tests use, plus Debian's libraries when
@@ -56,7 +57,7 @@ fn one_allocator_gives_every_file_its_own_contiguous_range_in_source_order() {
         };
         let before = ids.allocated();
         let Outcome::Instrumented(result) =
-            instrument(&source, &mut ids, style).expect("ids suffice")
+            instrument(&source, &mut ids, style, Coverage::Full).expect("ids suffice")
         else {
             assert_eq!(
                 ids.allocated(),
@@ -123,7 +124,7 @@ fn one_allocator_gives_every_file_its_own_contiguous_range_in_source_order() {
 fn running_out_of_ids_is_an_error_and_takes_nothing() {
     let source = b"<?php\nif ($a) { b(); }\n";
     let mut ids = BlockIdAllocator::starting_at(MAX_BLOCK_ID - 1);
-    let err = instrument(source, &mut ids, StubStyle::Trace).unwrap_err();
+    let err = instrument(source, &mut ids, StubStyle::Trace, Coverage::Full).unwrap_err();
     assert!(
         matches!(
             err,
@@ -140,9 +141,13 @@ fn running_out_of_ids_is_an_error_and_takes_nothing() {
         "a failed allocation took ids"
     );
     // A file that fits still gets the last ids.
-    let Outcome::Instrumented(result) =
-        instrument(b"<?php\n$a ?? $b;\n", &mut ids, StubStyle::Trace).unwrap()
-    else {
+    let Outcome::Instrumented(result) = instrument(
+        b"<?php\n$a ?? $b;\n",
+        &mut ids,
+        StubStyle::Trace,
+        Coverage::Full,
+    )
+    .unwrap() else {
         panic!("skipped");
     };
     let last: Vec<u32> = result.blocks.iter().map(|b| b.id.0).collect();

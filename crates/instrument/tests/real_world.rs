@@ -1,6 +1,7 @@
 //! Instruments every `.php` file under /usr/share/php (Debian's PHP
 //! libraries, installed by `scripts/setup --test-libs`) in both stub styles,
-//! and in the `cmplog` rendering (comparisons logged).
+//! in the `cmplog` rendering (comparisons logged), and in pruned coverage,
+//! whose blocks must be a subset of full coverage's.
 //! Each instrumented file must have the original's line count, must pass
 //! `php -l` exactly when the original does, and (stubs stripped) must have
 //! the original's AST as nikic/PHP-Parser reads it.
@@ -12,7 +13,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::assert_only_inserted;
-use php_fuzz_instrument::{BlockIdAllocator, Outcome, Plan, SkipReason, StubStyle, instrument};
+use php_fuzz_instrument::{
+    BlockIdAllocator, Coverage, Outcome, Plan, SkipReason, StubStyle, instrument,
+};
 
 const LIBRARY_ROOT: &str = "/usr/share/php";
 /// Fewer files than this means the test libraries are not installed.
@@ -59,9 +62,10 @@ struct Checked {
     trace: bool,
     edge_map: bool,
     cmplog: bool,
+    pruned: bool,
 }
 
-const RENDERINGS: [&str; 3] = ["trace", "edge-map", "cmplog"];
+const RENDERINGS: [&str; 4] = ["trace", "edge-map", "cmplog", "pruned"];
 
 #[test]
 fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
@@ -79,6 +83,7 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
     let mut jobs = Vec::new();
     let mut skipped = Vec::new();
     let mut blocks = 0usize;
+    let mut pruned_blocks = 0usize;
     let mut sites = 0usize;
     let mut literals = 0usize;
     let mut bytes = 0usize;
@@ -86,7 +91,9 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
         let source = std::fs::read(file).expect("read library file");
         bytes += source.len();
         let relative = file.strip_prefix(root).expect("under root").to_path_buf();
-        let trace = match instrument(&source, &mut ids, StubStyle::Trace).expect("ids suffice") {
+        let trace = match instrument(&source, &mut ids, StubStyle::Trace, Coverage::Full)
+            .expect("ids suffice")
+        {
             Outcome::Instrumented(result) => result,
             Outcome::Skipped(SkipReason::ParseError { line }) => {
                 skipped.push(format!("{}:{line}", file.display()));
@@ -98,22 +105,33 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
             .first()
             .map(|b| b.id)
             .unwrap_or(php_fuzz_instrument::BlockId(1));
-        let plan = Plan::new(&source).expect("parsed before");
+        let plan = Plan::new(&source, Coverage::Full).expect("parsed before");
         let edge_map = plan.render(first, StubStyle::EdgeMap);
         let cmplog = plan.render_cmplog(first, 1, StubStyle::Trace);
         assert_eq!(edge_map.blocks, trace.blocks);
         assert_eq!(cmplog.blocks, trace.blocks);
-        for output in [&trace.source, &edge_map.source, &cmplog.source] {
+        let pruned = Plan::new(&source, Coverage::Pruned)
+            .expect("parsed before")
+            .render(first, StubStyle::Trace);
+        common::assert_pruned_subset(&trace.blocks, &pruned.blocks, &relative);
+        for output in [
+            &trace.source,
+            &edge_map.source,
+            &cmplog.source,
+            &pruned.source,
+        ] {
             assert_only_inserted(&source, output);
         }
         blocks += trace.blocks.len();
+        pruned_blocks += pruned.blocks.len();
         sites += cmplog.comparison_sites as usize;
         literals += cmplog.comparison_literals.len();
-        for (style, output) in
-            RENDERINGS
-                .into_iter()
-                .zip([&trace.source, &edge_map.source, &cmplog.source])
-        {
+        for (style, output) in RENDERINGS.into_iter().zip([
+            &trace.source,
+            &edge_map.source,
+            &cmplog.source,
+            &pruned.source,
+        ]) {
             let path = out.path().join(style).join(&relative);
             std::fs::create_dir_all(path.parent().expect("has parent")).expect("create dirs");
             std::fs::write(&path, output).expect("write instrumented file");
@@ -145,6 +163,7 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
                             trace: lints(&php, &out.path().join("trace").join(relative)),
                             edge_map: lints(&php, &out.path().join("edge-map").join(relative)),
                             cmplog: lints(&php, &out.path().join("cmplog").join(relative)),
+                            pruned: lints(&php, &out.path().join("pruned").join(relative)),
                         });
                     }
                     done
@@ -159,15 +178,21 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
 
     let broken: Vec<String> = checked
         .iter()
-        .filter(|c| c.trace != c.original || c.edge_map != c.original || c.cmplog != c.original)
+        .filter(|c| {
+            c.trace != c.original
+                || c.edge_map != c.original
+                || c.cmplog != c.original
+                || c.pruned != c.original
+        })
         .map(|c| {
             format!(
-                "{}: php -l original {}, trace {}, edge-map {}, cmplog {}",
+                "{}: php -l original {}, trace {}, edge-map {}, cmplog {}, pruned {}",
                 c.relative.display(),
                 verdict(c.original),
                 verdict(c.trace),
                 verdict(c.edge_map),
-                verdict(c.cmplog)
+                verdict(c.cmplog),
+                verdict(c.pruned)
             )
         })
         .collect();
@@ -182,7 +207,7 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
     );
     let ast_failures: Vec<&String> = verdicts.iter().filter(|v| !v.starts_with("OK ")).collect();
     eprintln!(
-        "real-world: {} files ({:.2} MB), {} instrumented ({blocks} blocks, {sites} comparison sites, \
+        "real-world: {} files ({:.2} MB), {} instrumented ({blocks} blocks, {pruned_blocks} pruned, {sites} comparison sites, \
          {literals} dictionary entries), {} skipped, \
          {invalid_originals} originals fail php -l, {} of {} instrumented copies AST-identical",
         files.len(),

@@ -13,10 +13,44 @@ mod common;
 use std::fmt::Write as _;
 
 use common::{abbreviate, assert_only_inserted, expect_instrumented, parses_cleanly};
-use php_fuzz_instrument::{BlockIdAllocator, Outcome, StubStyle, instrument};
+use php_fuzz_instrument::{BlockIdAllocator, Coverage, Outcome, StubStyle, instrument};
 
 fn report(source: &str) -> String {
     let result = expect_instrumented(source.as_bytes(), StubStyle::Trace);
+    describe(source, &result)
+}
+
+/// The pruned rendering, its blocks, and the blocks of full coverage that
+/// it leaves out.
+fn report_pruned(source: &str) -> String {
+    let full = expect_instrumented(source.as_bytes(), StubStyle::Trace);
+    let pruned = match instrument(
+        source.as_bytes(),
+        &mut BlockIdAllocator::new(),
+        StubStyle::Trace,
+        Coverage::Pruned,
+    )
+    .expect("ids suffice")
+    {
+        Outcome::Instrumented(result) => result,
+        Outcome::Skipped(reason) => panic!("skipped: {reason}"),
+    };
+    common::assert_pruned_subset(&full.blocks, &pruned.blocks, &source);
+    let mut text = describe(source, &pruned);
+    text.push_str("---- left out (full coverage's blocks)\n");
+    for block in &full.blocks {
+        if !pruned
+            .blocks
+            .iter()
+            .any(|b| b.byte_offset == block.byte_offset)
+        {
+            describe_block(&mut text, source, block);
+        }
+    }
+    text
+}
+
+fn describe(source: &str, result: &php_fuzz_instrument::Instrumented) -> String {
     assert_only_inserted(source.as_bytes(), &result.source);
     if parses_cleanly(source.as_bytes()) {
         assert!(
@@ -31,24 +65,28 @@ fn report(source: &str) -> String {
     }
     text.push_str("---- blocks\n");
     for block in &result.blocks {
-        let rest = &source.as_bytes()[block.byte_offset..];
-        let end = rest
-            .iter()
-            .position(|&b| b == b'\n')
-            .unwrap_or(rest.len())
-            .min(12);
-        let _ = writeln!(
-            text,
-            "{:>3} {:<20} {:>2}:{:<3} {:<14} {}",
-            block.id.0,
-            format!("{:?}", block.kind),
-            block.line,
-            block.column,
-            format!("{:?}", String::from_utf8_lossy(&rest[..end])),
-            block.function.as_deref().unwrap_or("-"),
-        );
+        describe_block(&mut text, source, block);
     }
     text
+}
+
+fn describe_block(text: &mut String, source: &str, block: &php_fuzz_instrument::Block) {
+    let rest = &source.as_bytes()[block.byte_offset..];
+    let end = rest
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(rest.len())
+        .min(12);
+    let _ = writeln!(
+        text,
+        "{:>3} {:<20} {:>2}:{:<3} {:<14} {}",
+        block.id.0,
+        format!("{:?}", block.kind),
+        block.line,
+        block.column,
+        format!("{:?}", String::from_utf8_lossy(&rest[..end])),
+        block.function.as_deref().unwrap_or("-"),
+    );
 }
 
 macro_rules! golden {
@@ -171,6 +209,97 @@ declare(ticks=1);
     halt_compiler_with_a_close_tag: "<?php\n$a ?? $b;\n__halt_compiler() ?>\n<?php $c ?? $d;";
 }
 
+/// Pruned coverage (`Coverage::Pruned`): the same constructs without their
+/// join points. Everything else is full coverage's, byte for byte.
+macro_rules! pruned_golden {
+    ($($name:ident: $source:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let source: &str = $source;
+                insta::with_settings!({ description => source, omit_expression => true }, {
+                    insta::assert_snapshot!(stringify!($name), report_pruned(source));
+                });
+            }
+        )*
+    };
+}
+
+pruned_golden! {
+    pruned_if_elseif_else: "<?php\nif ($a) {\n    a();\n} elseif ($b) {\n    b();\n} else {\n    c();\n}\nafter();\n";
+    pruned_brace_less_bodies_keep_their_braces: "<?php\nif ($a) x();\nwhile ($b) $b--;\nif ($a) a(); else if ($b) b(); else c();\nafter();\n";
+    pruned_loops: "<?php\nwhile ($a) {\n    $a--;\n}\ndo $b--; while ($b);\nfor ($i = 0; $i < 3; $i++):\n    echo $i;\nendfor;\nforeach ($l as $v) { echo $v; }\n";
+    pruned_switch_and_try: "<?php\nswitch ($x) {\n    case 1:\n        a();\n        break;\n    default:\n        b();\n}\ntry {\n    a();\n} catch (E $e) {\n    b();\n} finally {\n    c();\n}\nafter();\n";
+    pruned_close_tag_after_a_statement_needs_no_semicolon: "<?php if ($a): ?>x<?php endif ?>\n<?php while ($b) $b-- ?>\n";
+    pruned_body_entries_implied_by_an_if_else_try_or_do: r#"<?php
+function f($c) {
+    $c = trim($c) ?: 'x';
+    if ($c === 'a') {
+        return 1;
+    } elseif ($c === 'b') {
+        return 2;
+    } else if ($c === 'c') {
+        return 3;
+    } else {
+        return 4;
+    }
+}
+while ($i < $n):
+    $c = $s[$i];
+    if ($c === ' ' || $c === "	"):
+        $i++;
+    else:
+        break;
+    endif;
+endwhile;
+$g = function () {
+    try { a(); } catch (E $e) { do { $e = $e->getPrevious(); } while ($e); }
+};
+function braceLess($c) {
+    if ($c) a(); else b();
+}
+"#;
+    pruned_joins_kept_where_a_condition_skips_every_recorded_block: r#"<?php
+function guards(string $input) {
+    if (strlen($input) < 12) {
+        return;
+    }
+    $type = substr($input, 4, 4);
+    if (crc32($input) !== 7) return;
+    switch ($type) {
+        case 'IHDR': a(); break;
+    }
+    foreach ($rows as $row) { b($row); }
+    done();
+}
+"#;
+    pruned_body_entries_kept_where_a_run_may_record_nothing_else: r#"<?php
+function noElse($c) {
+    if ($c) { a(); }
+}
+function exits($c) {
+    $c or exit(1);
+    if ($c) { a(); } else { b(); }
+}
+function generator() {
+    yield 1;
+    if ($c) { a(); } else { b(); }
+}
+function label() {
+    start:
+    if ($c) { a(); } else { b(); }
+}
+function returns($c) {
+    return 1;
+    if ($c) { a(); } else { b(); }
+}
+function html($c) { ?>
+    <p><?php if ($c): ?>x<?php else: ?>y<?php endif;
+}
+"#;
+    pruned_nested_functions_and_expressions: "<?php\nfunction f($x) {\n    foreach ($x as $k => $v) {\n        if ($v && $k) {\n            return $v ?? $k;\n        }\n    }\n    return null;\n}\n";
+}
+
 #[test]
 fn edge_map_style_full_text() {
     let source = "<?php\nif ($a) x();\n$y = $b ?: $c;\n";
@@ -200,6 +329,7 @@ fn files_tree_sitter_cannot_parse_are_skipped_with_the_first_error_line() {
             source.as_bytes(),
             &mut BlockIdAllocator::new(),
             StubStyle::Trace,
+            Coverage::Full,
         )
         .unwrap()
         {

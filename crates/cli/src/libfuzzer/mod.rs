@@ -19,13 +19,16 @@ use std::process::ExitCode;
 
 use php_fuzz_harness::CrashKind;
 
-use crate::harness_args::HarnessArgs;
+use crate::harness_args::{CoverageArgs, HarnessArgs};
+use php_fuzz_instrument::Coverage;
 
 /// Arguments of `php-fuzz libfuzzer`.
 #[derive(clap::Args, Debug)]
 pub struct LibFuzzerArgs {
     #[command(flatten)]
     pub harness: HarnessArgs,
+    #[command(flatten)]
+    pub coverage: CoverageArgs,
     /// The target file (php-fuzzer format: calls $config->setTarget()).
     pub target: PathBuf,
     /// libFuzzer's arguments: -flag=value anywhere, then corpus directories
@@ -82,6 +85,8 @@ pub fn run(args: &LibFuzzerArgs) -> anyhow::Result<ExitCode> {
 /// flags applied, and the flags.
 struct Context<'a> {
     harness: HarnessArgs,
+    /// For fuzzing and merging; reproducing and minimizing record every block.
+    coverage: Coverage,
     target: &'a Path,
     flags: &'a flags::Flags,
     signals: signals::StopSignals,
@@ -103,6 +108,7 @@ impl<'a> Context<'a> {
         }
         Ok(Context {
             harness,
+            coverage: args.coverage.coverage.mode(),
             target: &args.target,
             flags,
             signals: signals::StopSignals::install()?,

@@ -11,7 +11,7 @@ use php_fuzz_engine::{
     EngineError, FuzzOptions, MergeEvent, MinimizeOptions, Output, fuzz as run_campaign,
     merge as merge_corpus, minimize, replay,
 };
-use php_fuzz_harness::{Crash, Executor, SourceServer};
+use php_fuzz_harness::{Crash, Executor};
 use php_fuzz_storage::ArtifactNaming;
 
 use super::Context;
@@ -21,10 +21,10 @@ use super::voice::LibFuzzerVoice;
 /// Fuzzes: the first directory gets new inputs, the others are seeds too.
 pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let flags = cx.flags;
-    let mut session = cx.harness.session(cx.target)?;
+    let mut session = cx.harness.session_with(cx.target, cx.coverage)?;
     let use_value_profile = flags.use_value_profile > 0;
     if use_value_profile {
-        session.sources = Arc::new(SourceServer::with_cmplog(session.sources.style()));
+        session.log_comparisons();
     }
     // libFuzzer without a corpus directory keeps its corpus in memory.
     let scratch_corpus;
@@ -215,7 +215,7 @@ pub(super) fn merge(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCo
         eprintln!("INFO: Merge requires two or more corpus dirs");
         return Ok(ExitCode::SUCCESS);
     };
-    let session = cx.harness.session(cx.target)?;
+    let session = cx.harness.session_with(cx.target, cx.coverage)?;
     let mut executor = Executor::new(session.config, Arc::clone(&session.sources));
     executor.start()?;
     let control = cx.flags.merge_control_file.as_ref().map(PathBuf::from);

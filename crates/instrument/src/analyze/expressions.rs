@@ -185,7 +185,7 @@ impl Analyzer<'_> {
         );
     }
 
-    fn is_exit_keyword(&self, name: Node<'_>) -> bool {
+    pub(super) fn is_exit_keyword(&self, name: Node<'_>) -> bool {
         self.source
             .get(name.byte_range())
             .is_some_and(|n| n.eq_ignore_ascii_case(b"exit") || n.eq_ignore_ascii_case(b"die"))

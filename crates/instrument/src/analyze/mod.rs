@@ -34,15 +34,16 @@
 mod comparisons;
 mod expressions;
 mod literals;
+mod pruning;
 mod regions;
 mod scope;
 mod statements;
 
 use tree_sitter::{Node, Tree};
 
-use crate::BlockKind;
 use crate::grammar::{Grammar, NodeKind};
 use crate::stub::Piece;
+use crate::{BlockKind, Coverage};
 pub(crate) use comparisons::{CmpInsertion, Comparisons};
 use regions::CodeRegions;
 use scope::Scope;
@@ -101,6 +102,7 @@ impl Rank {
 struct Analyzer<'s> {
     source: &'s [u8],
     grammar: &'static Grammar,
+    coverage: Coverage,
     blocks: Vec<PlannedBlock>,
     insertions: Vec<Insertion>,
     scope: Scope<'s>,
@@ -110,14 +112,18 @@ struct Analyzer<'s> {
     /// Brace-less bodies that must stay brace-less (see `dangling_else`).
     keep_brace_less: Vec<usize>,
     comparisons: Comparisons,
+    /// Pruned coverage: blocks other blocks imply (see `pruning`).
+    implied: Vec<pruning::Implied>,
 }
 
-/// Plans the instrumentation of `source`, parsed without errors into `tree`.
-pub(crate) fn analyze(source: &[u8], tree: &Tree) -> Analysis {
+/// Plans the instrumentation of `source`, parsed without errors into `tree`,
+/// with the blocks `coverage` records.
+pub(crate) fn analyze(source: &[u8], tree: &Tree, coverage: Coverage) -> Analysis {
     let grammar = Grammar::get();
     let mut analyzer = Analyzer {
         source,
         grammar,
+        coverage,
         blocks: Vec::new(),
         insertions: Vec::new(),
         scope: Scope::new(source, grammar),
@@ -125,6 +131,7 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree) -> Analysis {
         by_reference: Vec::new(),
         keep_brace_less: Vec::new(),
         comparisons: Comparisons::default(),
+        implied: Vec::new(),
     };
     analyzer.walk(tree);
     let Analyzer {
@@ -133,11 +140,13 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree) -> Analysis {
         scope,
         regions,
         mut comparisons,
+        implied,
         ..
     } = analyzer;
     let outside = regions.outside_php();
     outside.invalidate_blocks(&mut blocks, &insertions);
     outside.invalidate_sites(&mut comparisons);
+    pruning::leave_out_implied(&mut blocks, &implied);
     Analysis {
         blocks,
         insertions,

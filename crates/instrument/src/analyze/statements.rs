@@ -4,10 +4,10 @@
 use tree_sitter::Node;
 
 use super::{Analyzer, Rank};
-use crate::BlockKind;
 use crate::grammar::NodeKind;
 use crate::lexical::close_tag_after;
 use crate::stub::Piece;
+use crate::{BlockKind, Coverage};
 
 impl Analyzer<'_> {
     /// Whether `node`'s statement children form a list where a statement
@@ -293,6 +293,9 @@ impl Analyzer<'_> {
             block,
             Piece::Counter,
         );
+        if self.coverage == Coverage::Pruned {
+            self.note_implied(block, opener);
+        }
     }
 
     /// The body of a branch or a loop: a `{…}` block, an alternative-syntax
@@ -326,14 +329,18 @@ impl Analyzer<'_> {
     /// follows it. Only where a statement may follow, in a statement list;
     /// a brace-less body (`while ($a) if ($b) x();`) has nothing after it
     /// inside the body, and its parent's own counter follows at once.
+    ///
+    /// [`Coverage::Pruned`] leaves such a join point out where every path
+    /// into it passed a recorded block of the statement (see `pruning`).
     pub(super) fn after(&mut self, node: Node<'_>, kind: BlockKind, depth: u32) {
         if !self.scope.in_statement_list() {
             return;
         }
         let anchor = node.end_byte().saturating_sub(1);
-        if let Some(end) = self.terminated_end(node) {
+        let block = if let Some(end) = self.terminated_end(node) {
             let block = self.block(kind, anchor);
             self.insert(end, Rank::close(2 * depth), block, Piece::Counter);
+            block
         } else if close_tag_after(self.source, node.end_byte()).is_some() {
             // `<?php endif ?>`: the `?>` is the statement's `;`. Adding one
             // leaves the `?>` as an empty statement, which is harmless here.
@@ -343,6 +350,12 @@ impl Analyzer<'_> {
             let end = node.end_byte();
             self.insert(end, Rank::close(2 * depth), block, Piece::Terminator);
             self.insert(end, Rank::close(2 * depth), block, Piece::Counter);
+            block
+        } else {
+            return;
+        };
+        if self.coverage == Coverage::Pruned {
+            self.note_implied_join(block, node);
         }
     }
 

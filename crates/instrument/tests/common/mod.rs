@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use php_fuzz_instrument::{BlockIdAllocator, Instrumented, Outcome, StubStyle, instrument};
+use php_fuzz_instrument::{
+    Block, BlockIdAllocator, Coverage, Instrumented, Outcome, StubStyle, instrument,
+};
 
 /// The workspace root.
 pub fn repo_root() -> PathBuf {
@@ -17,7 +19,8 @@ pub fn repo_root() -> PathBuf {
 
 /// Instruments `source` with a fresh allocator (ids from 1).
 pub fn instrument_fresh(source: &[u8], style: StubStyle) -> Outcome {
-    instrument(source, &mut BlockIdAllocator::new(), style).expect("ids never run out in a test")
+    instrument(source, &mut BlockIdAllocator::new(), style, Coverage::Full)
+        .expect("ids never run out in a test")
 }
 
 pub fn expect_instrumented(source: &[u8], style: StubStyle) -> Instrumented {
@@ -26,6 +29,29 @@ pub fn expect_instrumented(source: &[u8], style: StubStyle) -> Instrumented {
         Outcome::Skipped(reason) => {
             panic!("skipped: {reason}\n{}", String::from_utf8_lossy(source))
         }
+    }
+}
+
+/// Pruned coverage's blocks are full coverage's, minus some join points and
+/// body entries: the same kind, anchor, line and function for each, in
+/// the same order. Ids differ (a pruned file takes fewer).
+pub fn assert_pruned_subset(full: &[Block], pruned: &[Block], what: &dyn std::fmt::Debug) {
+    let key = |b: &Block| (b.kind, b.byte_offset, b.line, b.column, b.function.clone());
+    let mut rest = full.iter().map(key);
+    for block in pruned {
+        let wanted = key(block);
+        assert!(
+            rest.any(|k| k == wanted),
+            "{what:?}: pruned block {block:?} is not a block of full coverage (or out of order)"
+        );
+    }
+    for block in full {
+        let kept = pruned.iter().any(|b| b.byte_offset == block.byte_offset);
+        assert!(
+            kept || Coverage::JOIN_POINTS.contains(&block.kind)
+                || Coverage::IMPLIED_ENTRIES.contains(&block.kind),
+            "{what:?}: pruned coverage left out {block:?}, which is neither a join point nor a body entry"
+        );
     }
 }
 
