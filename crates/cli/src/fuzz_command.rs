@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use php_fuzz_engine::{FuzzOptions, FuzzSummary, Output, fuzz, summary_line};
-use php_fuzz_harness::SourceServer;
 use php_fuzz_storage::default_stats_path;
 
 use crate::exit_codes;
