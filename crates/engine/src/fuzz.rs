@@ -127,6 +127,8 @@ struct Shared {
     sources: Arc<SourceServer>,
     runs: AtomicU64,
     interrupted: Arc<AtomicBool>,
+    /// Ctrl-C or --max-time, for every harness the campaign starts.
+    stop: StopWhen,
     options: FuzzOptions,
     out: Arc<Output>,
     started: Instant,
@@ -328,6 +330,7 @@ pub fn fuzz(
             ..(*harness).clone()
         }),
         sources: Arc::new(SourceServer::with_cmplog(sources.style())),
+        stop: stop.clone(),
     });
 
     let length = LengthControl::new(max_len, options.len_control_factor);
@@ -352,6 +355,7 @@ pub fn fuzz(
         sources: Arc::clone(&sources),
         runs: AtomicU64::new(0),
         interrupted,
+        stop: stop.clone(),
         options,
         out,
         started,
