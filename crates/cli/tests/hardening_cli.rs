@@ -455,7 +455,8 @@ fn max_time_holds_while_a_hang_is_re_run_alone() {
 fn garbage_on_the_protocol_descriptors_is_a_finding_and_the_campaign_goes_on() {
     // Items 11 and 12: garbage written to every descriptor (the harness's
     // pipes included) is the target's fault, found as such; the campaign
-    // survives it, keeps its memory and ends at --max-time.
+    // survives it (each one costs a new harness), keeps its memory and ends
+    // when its limit is reached.
     let dir = tempfile::tempdir().unwrap();
     seeds(
         &dir.path().join("corpus"),
@@ -474,15 +475,15 @@ fn garbage_on_the_protocol_descriptors_is_a_finding_and_the_campaign_goes_on() {
             "corpus",
             "--seed",
             "1",
-            "--max-time",
-            "5",
+            "--max-runs",
+            "300",
         ],
         dir.path(),
     );
-    let run = finish(child, Duration::from_secs(60));
+    let run = finish(child, Duration::from_secs(180));
     let err = run.stderr();
     assert!(
-        err.contains("==== Done (reached --max-time)"),
+        err.contains("==== Done (reached --max-runs)"),
         "{}",
         run.all()
     );
@@ -496,16 +497,32 @@ fn garbage_on_the_protocol_descriptors_is_a_finding_and_the_campaign_goes_on() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no peak RSS in the summary\n{}", run.all()));
     assert!(engine_mb < 500, "php-fuzz grew to {engine_mb} MB");
-    let runs: u64 = err
-        .split("==== Done (reached --max-time): ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
-    assert!(
-        runs > 100,
-        "the campaign went on after the garbage: {runs} runs"
+}
+
+#[test]
+fn sigterm_ends_a_campaign_whose_target_writes_garbage_on_the_protocol() {
+    // Item 11: such a campaign ignored the SIGTERM from `timeout`.
+    let dir = tempfile::tempdir().unwrap();
+    seeds(&dir.path().join("corpus"), &[("big-w", b"W"), ("ok", b"o")]);
+    let child = spawn(
+        &[
+            "fuzz",
+            &target("hostile/protocol_fds.php"),
+            "corpus",
+            "--seed",
+            "1",
+        ],
+        dir.path(),
     );
+    std::thread::sleep(Duration::from_secs(3));
+    signal_like_timeout(&child, "TERM");
+    let run = finish(child, Duration::from_secs(30));
+    assert!(
+        run.stderr().contains("==== Done (interrupted)"),
+        "{}",
+        run.all()
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
 }
 
 // ---- Smaller
