@@ -482,14 +482,17 @@ final class Harness
             $this->heldSignals |= self::HELD_TIMEOUT;
             return;
         }
+        // A runaway recursion is one whenever the engine looks, early or
+        // late: which of the timeout and the memory limit it meets first
+        // must not decide what it is (a loaded machine makes it slow).
+        [$file, $line, $calls] = $this->interruptedAt(\debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS, $this->maxStackDepth + 3));
+        if (\count($calls) > $this->maxStackDepth) {
+            $this->dieOfDeepStack($file, $line, $calls);
+        }
         $elapsed = \hrtime(true) - $this->runStart;
         if ($elapsed < $this->timeoutNs) {
             // Time spent waiting for instrumented source does not count; the engine asks again.
             return;
-        }
-        [$file, $line, $calls] = $this->interruptedAt(\debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS, $this->maxStackDepth + 3));
-        if (\count($calls) > $this->maxStackDepth) {
-            $this->dieOfDeepStack($file, $line, $calls);
         }
         $seconds = \round($elapsed / 1e9, 2);
         $problem = $this->problem(
@@ -576,6 +579,13 @@ final class Harness
         if (\getmypid() !== self::$instance->pid) {
             return;
         }
+        if (\function_exists('pcntl_sigprocmask')) {
+            // The engine follows its first SIGPROF with a second, which makes
+            // PHP _exit() at once: on a loaded machine that could cut this
+            // report short and leave the engine to search for the culprit.
+            // From here on the process ends by itself, or by SIGKILL.
+            \pcntl_sigprocmask(\SIG_BLOCK, [\SIGPROF]);
+        }
         self::$instance->reserve = null;
         self::$instance->onShutdown();
     }
@@ -604,7 +614,9 @@ final class Harness
             // PHP's own time limit: a target's set_time_limit(), or the engine's SIGPROF.
             $timeout = \strpos($fatal['message'], 'Maximum execution time') === 0;
             $status = $oom ? Wire::OUT_OF_MEMORY : ($timeout ? Wire::TIMEOUT : Wire::FATAL);
-            $problem = $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], []);
+            $problem = $this->running && $oom && $this->traceFilledMemory()
+                ? $this->deafHang($fatal['file'], $fatal['line'], $status)
+                : $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], []);
         } elseif ($this->running) {
             $status = Wire::EXIT;
             $problem = $this->problem('Exit', 'the target called exit() or die()', '', 0, []);
@@ -612,6 +624,42 @@ final class Harness
             return;
         }
         $this->die($status, $problem);
+    }
+
+    /**
+     * Whether the memory that ran out went to php-fuzz's own record of the
+     * run: a trace that is a quarter or more of the run's peak. A run whose
+     * harness hears the engine never gets there: each time the process
+     * grows, the engine asks for the trace (SIGUSR1) and it starts anew.
+     * Only a run that turned the harness's signals off
+     * (`pcntl_async_signals(false)`, SIGUSR1 blocked) keeps it all.
+     */
+    private function traceFilledMemory(): bool
+    {
+        return $this->style === self::STYLE_TRACE
+            && \strlen(FuzzingContext::$trace) >= (64 << 10)
+            && 4 * \strlen(FuzzingContext::$trace) >= \memory_get_peak_usage();
+    }
+
+    /**
+     * The report of a run that went deaf to the engine and ran until its
+     * trace filled the memory: a hang, whatever the clock says, since it
+     * had run a number of blocks that depends on the memory limit only
+     * (docs/hardening.md). Sets $status to a timeout.
+     */
+    private function deafHang(string $file, int $line, int &$status): string
+    {
+        $status = Wire::TIMEOUT;
+        $blocks = \intdiv(\strlen(FuzzingContext::$trace), 4);
+        $seconds = \round((\hrtime(true) - $this->runStart) / 1e9, 2);
+        return $this->problem(
+            'Timeout',
+            "the target ran {$blocks} blocks in {$seconds} s without ending, with php-fuzz's signals turned off "
+                . '(pcntl_async_signals(false) or SIGUSR1 blocked), until their record filled the memory limit',
+            $file,
+            $line,
+            []
+        );
     }
 
     /** Sends what is pending, then the reason this harness is about to die. */

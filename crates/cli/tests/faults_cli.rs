@@ -252,6 +252,37 @@ fn a_full_artifact_dir_is_an_error_with_the_crash_printed_in_hex() {
 }
 
 #[test]
+fn a_full_corpus_dir_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    let Some(_tmpfs) = Tmpfs::mount(&corpus, "size=64k") else {
+        eprintln!("not root: no small tmpfs for the corpus");
+        return;
+    };
+    fs::write(corpus.join("seed"), b"[1]").unwrap();
+    fs::write(corpus.join("filler"), vec![b' '; 128 * 1024]).unwrap_err();
+    let run = php_fuzz(
+        &[
+            "fuzz",
+            &target("json-parser/target.php"),
+            "corpus",
+            "--artifact-dir",
+            "out",
+            "--seed",
+            "1",
+            "--max-runs",
+            "2000",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 1, "{}", run.all());
+    let err = run.stderr();
+    assert!(err.contains("No space left on device"), "{}", run.all());
+    let errors: Vec<_> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "one line: {}", run.all());
+}
+
+#[test]
 fn a_read_only_corpus_or_artifact_dir_is_a_clear_error_at_start() {
     for which in ["corpus", "out"] {
         let dir = tempfile::tempdir().unwrap();

@@ -164,6 +164,36 @@ fn ctrl_c_during_a_hang_stops_without_waiting_for_the_timeout() {
 }
 
 #[test]
+fn a_second_ctrl_c_later_exits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // The target takes 30 s to load, so the graceful stop the first Ctrl-C
+    // asks for waits for it (the test gives up after 15 s).
+    let child = spawn(
+        &["fuzz", &target("hostile/engine_slow_load.php"), "corpus"],
+        dir.path(),
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    kill(child.id() as i64, "INT");
+    // Past the window in which a second signal is the first one delivered
+    // twice (through the process group).
+    std::thread::sleep(Duration::from_millis(1500));
+    kill(child.id() as i64, "INT");
+    let run = finish(child, Duration::from_secs(15));
+    assert_eq!(run.code(), 130, "{}", run.all());
+    let err = run.stderr();
+    assert!(
+        err.contains("Ctrl-C again to exit at once"),
+        "{}",
+        run.all()
+    );
+    assert!(
+        err.contains("interrupted twice, exiting now"),
+        "{}",
+        run.all()
+    );
+}
+
+#[test]
 fn a_target_signalling_its_parent_cannot_stop_php_fuzz() {
     let dir = tempfile::tempdir().unwrap();
     seeds(&dir.path().join("corpus"), &[("a", b"a"), ("h", b"H")]);
@@ -199,6 +229,17 @@ fn a_target_signalling_its_parent_cannot_stop_php_fuzz() {
 fn reproduce_commands_carry_the_campaigns_harness_options() {
     let dir = tempfile::tempdir().unwrap();
     seeds(&dir.path().join("corpus"), &[("slow", b"S")]);
+    // `--php` as a user names it: a path, not the default "php".
+    let php = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v php"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
     let run = php_fuzz(
         &[
             "fuzz",
@@ -210,6 +251,8 @@ fn reproduce_commands_carry_the_campaigns_harness_options() {
             "256",
             "--ini",
             "precision=10",
+            "--php",
+            &php,
             "--max-runs",
             "50",
             "--seed",
@@ -224,7 +267,13 @@ fn reproduce_commands_carry_the_campaigns_harness_options() {
         .as_str()
         .unwrap()
         .to_string();
-    for option in ["--timeout 0.5", "--rss-limit-mb 256", "--ini precision=10"] {
+    let php_option = format!("--php {php}");
+    for option in [
+        "--timeout 0.5",
+        "--rss-limit-mb 256",
+        "--ini precision=10",
+        php_option.as_str(),
+    ] {
         assert!(reproduce.contains(option), "{option}: {reproduce}");
     }
     assert!(run.stderr().contains(&reproduce), "{}", run.all());
@@ -317,6 +366,166 @@ fn memory_restarts_are_counted_as_such() {
         starts - 1,
         "every restart was for memory growth: {line}"
     );
+}
+
+// ---- Hangs, deaths and garbage in a campaign (items 4, 5, 11, 12)
+
+#[test]
+fn hangs_and_deaths_in_different_functions_are_different_findings() {
+    // Item 4: each was saved as `"file":"","line":0`, so the second of two
+    // different hangs (or deaths) was never saved.
+    let dir = tempfile::tempdir().unwrap();
+    seeds(&dir.path().join("corpus"), &[("a", b"A"), ("b", b"B")]);
+    let run = fuzz_fixture(
+        dir.path(),
+        "hostile/stuck.php",
+        &["--timeout", "1", "--max-runs", "2"],
+    );
+    assert_eq!(run.code(), 70, "{}", run.all());
+    let hangs: Vec<String> = artifacts(dir.path(), "timeout-")
+        .iter()
+        .map(|a| {
+            sidecar(a)["signature"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(hangs.len(), 2, "{}", run.all());
+    assert!(hangs.iter().any(|f| f.contains("alpha")), "{hangs:?}");
+    assert!(hangs.iter().any(|f| f.contains("beta")), "{hangs:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    seeds(&dir.path().join("corpus"), &[("k", b"K"), ("x", b"X")]);
+    let run = fuzz_fixture(dir.path(), "hostile/deaths.php", &["--max-runs", "2"]);
+    assert_eq!(run.code(), 77, "{}", run.all());
+    let deaths: Vec<String> = artifacts(dir.path(), "crash-")
+        .iter()
+        .map(|a| {
+            sidecar(a)["signature"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(deaths.len(), 2, "{}", run.all());
+    assert!(
+        deaths.iter().any(|f| f.contains("kill_with_segv")),
+        "{deaths:?}"
+    );
+    assert!(
+        deaths.iter().any(|f| f.contains("kill_with_sigkill")),
+        "{deaths:?}"
+    );
+}
+
+#[test]
+fn max_time_holds_while_a_hang_is_re_run_alone() {
+    // Item 5. The seed hangs (it ignores SIGALRM; PHP's own time limit ends
+    // it) and is found after about 8.5 s; before it is saved it runs again
+    // alone on a fresh harness, another 8.5 s. --max-time 10 stops that
+    // re-run too: before, the campaign ran on to 17 s and more.
+    let dir = tempfile::tempdir().unwrap();
+    seeds(&dir.path().join("corpus"), &[("i", b"I")]);
+    let child = spawn(
+        &[
+            "fuzz",
+            &target("hostile/stuck.php"),
+            "corpus",
+            "--timeout",
+            "8",
+            "--max-time",
+            "10",
+            "--seed",
+            "1",
+        ],
+        dir.path(),
+    );
+    let run = finish(child, Duration::from_secs(14));
+    assert!(
+        run.stderr().contains("==== Done (reached --max-time)"),
+        "{}",
+        run.all()
+    );
+    // On a loaded machine the hang may not even be found by then: that is
+    // not what this pins, only that the limit holds.
+    let found = artifacts(dir.path(), "timeout-").len();
+    assert_eq!(run.code(), if found == 1 { 70 } else { 0 }, "{}", run.all());
+    assert!(found <= 1, "{}", run.all());
+}
+
+#[test]
+fn garbage_on_the_protocol_descriptors_is_a_finding_and_the_campaign_goes_on() {
+    // Items 11 and 12: garbage written to every descriptor (the harness's
+    // pipes included) is the target's fault, found as such; the campaign
+    // survives it (each one costs a new harness), keeps its memory and ends
+    // when its limit is reached.
+    let dir = tempfile::tempdir().unwrap();
+    seeds(
+        &dir.path().join("corpus"),
+        &[
+            ("w", b"w"),
+            ("big-w", b"W"),
+            ("r", b"r"),
+            ("c", b"c"),
+            ("ok", b"o"),
+        ],
+    );
+    let child = spawn(
+        &[
+            "fuzz",
+            &target("hostile/protocol_fds.php"),
+            "corpus",
+            "--seed",
+            "1",
+            "--max-runs",
+            "300",
+        ],
+        dir.path(),
+    );
+    let run = finish(child, Duration::from_secs(180));
+    let err = run.stderr();
+    assert!(
+        err.contains("==== Done (reached --max-runs)"),
+        "{}",
+        run.all()
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
+    assert!(err.contains("ProtocolViolation"), "{}", run.all());
+    assert!(!err.contains("harness protocol error"), "{}", run.all());
+    let engine_mb: u64 = err
+        .split("peak RSS: engine ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS in the summary\n{}", run.all()));
+    assert!(engine_mb < 500, "php-fuzz grew to {engine_mb} MB");
+}
+
+#[test]
+fn sigterm_ends_a_campaign_whose_target_writes_garbage_on_the_protocol() {
+    // Item 11: such a campaign ignored the SIGTERM from `timeout`.
+    let dir = tempfile::tempdir().unwrap();
+    seeds(&dir.path().join("corpus"), &[("big-w", b"W"), ("ok", b"o")]);
+    let child = spawn(
+        &[
+            "fuzz",
+            &target("hostile/protocol_fds.php"),
+            "corpus",
+            "--seed",
+            "1",
+        ],
+        dir.path(),
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    signal_like_timeout(&child, "TERM");
+    let run = finish(child, Duration::from_secs(30));
+    assert!(
+        run.stderr().contains("==== Done (interrupted)"),
+        "{}",
+        run.all()
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
 }
 
 // ---- Smaller
@@ -454,8 +663,10 @@ fn crashes_told_apart_by_their_caller_name_it_in_the_summary() {
 fn a_minimized_timeout_still_hangs_by_a_clear_margin() {
     let dir = tempfile::tempdir().unwrap();
     let t = target("hostile/engine_slow_by_length.php");
-    // 0.55 s per "a": 2.2 s in all, a timeout at --timeout 1.
-    fs::write(dir.path().join("slow"), b"aaaa").unwrap();
+    // 0.55 s per "a": 3.3 s in all, a timeout at --timeout 1, and past the
+    // 2 s (2 × --timeout) that minimize-crash asks of a kept input by more
+    // than a loaded machine's delay in stopping it ("aaaa", 2.2 s, was not).
+    fs::write(dir.path().join("slow"), b"aaaaaa").unwrap();
     let run = php_fuzz(
         &[
             "minimize-crash",

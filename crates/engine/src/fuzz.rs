@@ -129,6 +129,8 @@ struct Shared {
     sources: Arc<SourceServer>,
     runs: AtomicU64,
     interrupted: Arc<AtomicBool>,
+    /// Ctrl-C or --max-time, for every harness the campaign starts.
+    stop: StopWhen,
     options: FuzzOptions,
     out: Arc<Output>,
     started: Instant,
@@ -346,6 +348,7 @@ pub fn fuzz(
         sources: Arc::new(
             SourceServer::with_cmplog(sources.style()).with_coverage(sources.coverage()),
         ),
+        stop: stop.clone(),
     });
     let feedbacks: Vec<Option<CmpFeedback>> = (0..jobs)
         .map(|worker| {
@@ -377,6 +380,7 @@ pub fn fuzz(
         sources: Arc::clone(&sources),
         runs: AtomicU64::new(0),
         interrupted,
+        stop: stop.clone(),
         options,
         out,
         started,

@@ -691,7 +691,7 @@ impl Executor {
             )));
         }
         let now = Instant::now();
-        let actions = watch.poll(now, rss);
+        let actions = watch.poll(now, rss, process.cpu_ms());
         if actions.progress {
             process.signal(Signal::USR1);
         }

@@ -25,6 +25,19 @@ pub(crate) fn rss_mb(pid: Pid) -> Option<u64> {
     resident_mb(&format!("/proc/{}/statm", pid.as_raw_nonzero()))
 }
 
+/// CPU time process `pid` has used (user and system), in milliseconds.
+pub(crate) fn cpu_ms(pid: Pid) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).ok()?;
+    // After the command name in parentheses (which may hold any byte):
+    // state is field 3, utime 14 and stime 15, in clock ticks (USER_HZ,
+    // 100 on Linux).
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) * 10)
+}
+
 /// The second field of a `statm` file counts resident pages.
 fn resident_mb(statm: &str) -> Option<u64> {
     let statm = std::fs::read_to_string(statm).ok()?;
@@ -44,5 +57,17 @@ mod tests {
         assert!(own >= 64 && by_pid >= 64, "{own} MiB, {by_pid} MiB");
         assert!(own_peak_rss_mb() >= 64);
         drop(held);
+    }
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let pid = rustix::process::getpid();
+        let before = cpu_ms(pid).unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(200);
+        let mut n = 0u64;
+        while std::time::Instant::now() < until {
+            n = std::hint::black_box(n.wrapping_add(1));
+        }
+        assert!(cpu_ms(pid).unwrap() > before, "{n}");
     }
 }

@@ -583,6 +583,11 @@ impl HarnessProcess {
         crate::memory::rss_mb(self.pid).unwrap_or(0)
     }
 
+    /// The CPU time the harness has used, in ms (0 where /proc cannot tell).
+    pub(crate) fn cpu_ms(&self) -> u64 {
+        crate::memory::cpu_ms(self.pid).unwrap_or(0)
+    }
+
     /// Sends `signal` to the harness (not to children the target forked).
     pub(crate) fn signal(&self, signal: Signal) {
         if self.status.is_none() {

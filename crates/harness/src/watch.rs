@@ -8,6 +8,11 @@ use rustix::process::Signal;
 
 use crate::HarnessConfig;
 
+// Each step of the timeout waits for the harness's own CPU time, not the
+// clock's: on a loaded machine a harness that gets little CPU must not be
+// stopped in the middle of its report (a second SIGPROF, say, would cut it
+// short and leave the engine to search for the input at fault).
+
 /// How long the harness's own timeout handler gets to answer SIGALRM.
 const ALARM_GRACE: Duration = Duration::from_millis(200);
 /// Between PHP's two SIGPROFs: the first sets its time-limit flag (a fatal
@@ -16,6 +21,9 @@ const ALARM_GRACE: Duration = Duration::from_millis(200);
 const PROF_GRACE: Duration = Duration::from_millis(100);
 /// After the second SIGPROF, before SIGKILL.
 const KILL_GRACE: Duration = Duration::from_millis(300);
+/// A harness blocked in a system call uses no CPU: a step waits this long
+/// by the clock at most.
+const STEP_WALL_LIMIT: Duration = Duration::from_millis(1500);
 /// Growth since the last look that makes the engine look again, at least:
 /// a 64th of the limit (32 MB of 2 GB) bounds what a chunk of trace weighs.
 const MIN_GROWTH_MB: u64 = 16;
@@ -51,6 +59,8 @@ pub(crate) struct Watch {
     since: Instant,
     stage: Stage,
     stage_at: Instant,
+    /// The harness's CPU time (ms) when the stage began.
+    stage_cpu_ms: u64,
     looked_at_mb: u64,
     growth_mb: u64,
 }
@@ -65,6 +75,7 @@ impl Watch {
             since: now,
             stage: Stage::Quiet,
             stage_at: now,
+            stage_cpu_ms: 0,
             looked_at_mb: rss_mb,
             growth_mb: (config.rss_limit_mb / 64).max(MIN_GROWTH_MB),
         }
@@ -97,7 +108,23 @@ impl Watch {
         now.saturating_duration_since(self.since)
     }
 
-    pub(crate) fn poll(&mut self, now: Instant, rss_mb: u64) -> Actions {
+    /// Whether the current stage has lasted `grace`, in the harness's CPU
+    /// time as well as by the clock, or `STEP_WALL_LIMIT` by the clock.
+    fn step_due(&self, now: Instant, cpu_ms: u64, grace: Duration) -> bool {
+        let waited = now.saturating_duration_since(self.stage_at);
+        let spent = Duration::from_millis(cpu_ms.saturating_sub(self.stage_cpu_ms));
+        waited >= grace && spent >= grace || waited >= STEP_WALL_LIMIT
+    }
+
+    fn next_stage(&mut self, stage: Stage, now: Instant, cpu_ms: u64) {
+        self.stage = stage;
+        self.stage_at = now;
+        self.stage_cpu_ms = cpu_ms;
+    }
+
+    /// One poll slice of silence: `rss_mb` and `cpu_ms` are the harness's
+    /// memory and CPU time so far.
+    pub(crate) fn poll(&mut self, now: Instant, rss_mb: u64, cpu_ms: u64) -> Actions {
         let mut actions = Actions::default();
         if self.streaming || self.signals && rss_mb >= self.looked_at_mb + self.growth_mb {
             self.looked_at_mb = rss_mb;
@@ -106,32 +133,28 @@ impl Watch {
         // Outcomes are flushed at least every flush interval, so a silence
         // longer than timeout + flush means the current run is past the timeout.
         let overdue = self.silence(now) >= self.timeout + self.flush;
-        let waited = now.saturating_duration_since(self.stage_at);
         match self.stage {
             Stage::Quiet if overdue => {
-                self.stage = Stage::Alarmed;
-                self.stage_at = now;
-                actions.signal = Some(if self.signals {
-                    Signal::ALARM
+                if self.signals {
+                    self.next_stage(Stage::Alarmed, now, cpu_ms);
+                    actions.signal = Some(Signal::ALARM);
                 } else {
-                    self.stage = Stage::Profiled(1);
-                    Signal::PROF
-                });
+                    self.next_stage(Stage::Profiled(1), now, cpu_ms);
+                    actions.signal = Some(Signal::PROF);
+                }
             }
             Stage::Quiet => {}
-            Stage::Alarmed if waited >= ALARM_GRACE => {
-                self.stage = Stage::Profiled(1);
-                self.stage_at = now;
+            Stage::Alarmed if self.step_due(now, cpu_ms, ALARM_GRACE) => {
+                self.next_stage(Stage::Profiled(1), now, cpu_ms);
                 actions.signal = Some(Signal::PROF);
             }
             // The harness ignores an early alarm (time spent waiting for source).
             Stage::Alarmed => actions.signal = Some(Signal::ALARM),
-            Stage::Profiled(1) if waited >= PROF_GRACE => {
-                self.stage = Stage::Profiled(2);
-                self.stage_at = now;
+            Stage::Profiled(1) if self.step_due(now, cpu_ms, PROF_GRACE) => {
+                self.next_stage(Stage::Profiled(2), now, cpu_ms);
                 actions.signal = Some(Signal::PROF);
             }
-            Stage::Profiled(_) if waited >= KILL_GRACE => actions.kill = true,
+            Stage::Profiled(_) if self.step_due(now, cpu_ms, KILL_GRACE) => actions.kill = true,
             Stage::Profiled(_) => {}
         }
         actions
@@ -171,7 +194,11 @@ mod tests {
         let start = Instant::now();
         let mut watch = Watch::new(&config(), true, start, 40);
         for ms in (50..1100).step_by(50) {
-            assert_eq!(watch.poll(at(start, ms), 50), Actions::default(), "{ms} ms");
+            assert_eq!(
+                watch.poll(at(start, ms), 50, ms),
+                Actions::default(),
+                "{ms} ms"
+            );
         }
         assert!(!watch.timing_out());
     }
@@ -182,7 +209,7 @@ mod tests {
         let mut watch = Watch::new(&config(), true, start, 40);
         let steps: Vec<_> = (1000..2200)
             .step_by(50)
-            .map(|ms| (ms, watch.poll(at(start, ms), 40)))
+            .map(|ms| (ms, watch.poll(at(start, ms), 40, ms)))
             .filter(|(_, a)| *a != Actions::default())
             .collect();
         assert_eq!(
@@ -209,23 +236,55 @@ mod tests {
     }
 
     #[test]
+    fn a_harness_that_gets_no_cpu_is_not_hurried_past_its_report() {
+        // On a loaded machine: the harness had no CPU since the alarm, so it
+        // has had no chance to answer. The clock alone moves it on, later.
+        let start = Instant::now();
+        let mut watch = Watch::new(&config(), true, start, 40);
+        let steps: Vec<_> = (1000..5650)
+            .step_by(50)
+            .map(|ms| (ms, watch.poll(at(start, ms), 40, 0)))
+            .filter(|(_, a)| a.signal == Some(Signal::PROF) || a.kill)
+            .map(|s| s.0)
+            .collect();
+        assert_eq!(steps, vec![2600, 4100, 5600], "two SIGPROFs, then SIGKILL");
+        // A harness that runs gets its grace in CPU time: 200 ms of it.
+        let mut watch = Watch::new(&config(), true, start, 40);
+        let cpu = |ms: u64| 5000 + ms.saturating_sub(1100) / 4;
+        let prof = (1000..6000)
+            .step_by(50)
+            .find(|&ms| watch.poll(at(start, ms), 40, cpu(ms)).signal == Some(Signal::PROF));
+        assert_eq!(
+            prof,
+            Some(1900),
+            "a quarter of a core: 800 ms for 200 ms of CPU"
+        );
+    }
+
+    #[test]
     fn without_pcntl_the_timeout_starts_with_sigprof_and_growth_asks_nothing() {
         let start = Instant::now();
         let mut watch = Watch::new(&config(), false, start, 40);
         assert!(
-            !watch.poll(at(start, 50), 900).progress,
+            !watch.poll(at(start, 50), 900, 50).progress,
             "SIGUSR1 would kill it"
         );
-        assert_eq!(watch.poll(at(start, 1100), 900).signal, Some(Signal::PROF));
+        assert_eq!(
+            watch.poll(at(start, 1100), 900, 1100).signal,
+            Some(Signal::PROF)
+        );
     }
 
     #[test]
     fn growth_asks_for_progress_once_per_step() {
         let start = Instant::now();
         let mut watch = Watch::new(&config(), true, start, 40);
-        assert!(!watch.poll(at(start, 50), 50).progress, "less than 16 MB");
-        assert!(watch.poll(at(start, 100), 60).progress);
-        assert!(!watch.poll(at(start, 150), 70).progress);
-        assert!(watch.poll(at(start, 200), 80).progress);
+        assert!(
+            !watch.poll(at(start, 50), 50, 50).progress,
+            "less than 16 MB"
+        );
+        assert!(watch.poll(at(start, 100), 60, 100).progress);
+        assert!(!watch.poll(at(start, 150), 70, 150).progress);
+        assert!(watch.poll(at(start, 200), 80, 200).progress);
     }
 }

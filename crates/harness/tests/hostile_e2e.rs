@@ -189,22 +189,41 @@ fn garbage_on_the_event_pipe_is_the_targets_fault_and_the_harness_survives() {
 fn targets_that_undo_the_harness_signals_still_time_out() {
     let mut ex = hostile("signals.php", |c| c.timeout = Duration::from_secs(1));
     let results = run(&mut ex, &[b"t", b"a", b"i", b"p", b""]);
-    for i in 0..3 {
+    for i in 0..4 {
         let crash = crash_of(&results, i);
         assert_eq!(crash.kind, CrashKind::Timeout, "input {i}: {crash:?}");
         assert_eq!(function(crash), "spin()", "input {i}: {crash:?}");
     }
-    // With pcntl_async_signals(false) the harness never hears the engine's
-    // requests for the trace, so the trace of the endless loop grows until
-    // PHP's memory limit may end the run before the timeout does.
-    // Either way the finding is the spin() loop.
-    let crash = crash_of(&results, 3);
-    assert!(
-        matches!(crash.kind, CrashKind::Timeout | CrashKind::OutOfMemory),
-        "{crash:?}"
-    );
-    assert_eq!(function(crash), "spin()", "{crash:?}");
     assert!(results[4].0.is_none());
+}
+
+#[test]
+fn a_spin_with_async_signals_off_is_a_timeout_even_when_its_trace_fills_the_memory_first() {
+    // With pcntl_async_signals(false), or SIGUSR1 ignored, the harness never
+    // hears the engine ask for the trace, so it grows by 4 bytes a block.
+    // With a timeout this long the memory limit comes first, whatever the
+    // machine's load: the run is still a hang at spin(), not an
+    // out-of-memory.
+    let mut ex = hostile("signals.php", |c| {
+        c.timeout = Duration::from_secs(600);
+        c.rss_limit_mb = 128;
+    });
+    let started = Instant::now();
+    let results = run(&mut ex, &[b"p", b"U", b""]);
+    for i in 0..2 {
+        let crash = crash_of(&results, i);
+        assert_eq!(crash.kind, CrashKind::Timeout, "input {i}: {crash:?}");
+        assert_eq!(function(crash), "spin()", "input {i}: {crash:?}");
+        assert!(crash.problem.file.ends_with("signals.php"), "{crash:?}");
+        assert!(
+            crash.problem.message.contains("signals turned off"),
+            "the report says why: {crash:?}"
+        );
+    }
+    assert!(results[2].0.is_none(), "{:?}", verdicts(&results));
+    let peak = ex.stats().peak_rss_mb;
+    assert!(peak < 128 + 64, "the harness grew to {peak} MB");
+    assert!(started.elapsed() < Duration::from_secs(120), "a hang");
 }
 
 #[test]

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use php_fuzz_coverage::EdgeCounter;
-use php_fuzz_harness::{Batch, Executor, HarnessConfig, HarnessError, SourceServer};
+use php_fuzz_harness::{Batch, Executor, HarnessConfig, HarnessError, SourceServer, StopWhen};
 use php_fuzz_mutate::cmp::{Operand, Record, records};
 use php_fuzz_mutate::i2s::{self, Candidate};
 use php_fuzz_mutate::{Dictionary, Mutator};
@@ -64,6 +64,8 @@ pub(super) struct TracerSetup {
     pub config: Arc<HarnessConfig>,
     /// Serves the `cmplog` rendering; one for all tracers of a session.
     pub sources: Arc<SourceServer>,
+    /// Ctrl-C and --max-time stop a traced input that hangs too.
+    pub stop: StopWhen,
 }
 
 /// An input waiting for the tracer.
@@ -143,10 +145,12 @@ impl CmpFeedback {
         jobs: u64,
     ) -> CmpFeedback {
         let (config, tracer_sources) = (Arc::clone(&setup.config), Arc::clone(&setup.sources));
+        let stop = setup.stop.clone();
         let start = std::thread::Builder::new()
             .name(format!("php-fuzz-tracer-{worker}"))
             .spawn(move || {
                 let mut executor = Executor::new(config, tracer_sources);
+                executor.stop_when(stop);
                 executor.start()?;
                 Ok(executor)
             })

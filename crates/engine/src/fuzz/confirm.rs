@@ -44,11 +44,16 @@ pub(super) fn confirm_new_crashes(shared: &Shared, scratch: &mut Scratch) {
 /// `key`; `None` if it does.
 fn rerun_alone(shared: &Shared, input: &[u8], key: &str) -> Option<String> {
     let mut executor = Executor::new(Arc::clone(&shared.harness), Arc::clone(&shared.sources));
+    // A re-run may take a whole timeout: Ctrl-C and --max-time stop it too.
+    executor.stop_when(shared.stop.clone());
     let mut batch = Batch::new();
     batch.push(input);
     let mut alone: Option<Crash> = None;
     let result = executor.run_batch(&batch, |r| alone = r.crash);
     executor.shutdown();
+    if alone.is_none() && shared.stop.reached() {
+        return Some("not re-run alone: the campaign was stopping".to_string());
+    }
     match (result, alone) {
         (Err(err), _) => Some(format!(
             "could not be checked alone on a fresh harness: {err}"
