@@ -109,10 +109,14 @@ fn a_hang_costs_one_timeout_and_one_restart() {
         assert_eq!(crash_of(&results, i).kind, CrashKind::Timeout);
     }
     assert!(results[3].0.is_none());
-    assert_eq!(
-        ex.stats().harness_starts,
-        4,
-        "one start, one restart per hang"
+    // One start and one restart per hang. A harness starved of CPU past a
+    // step's wall-clock limit (watch.rs, STEP_WALL_LIMIT) is killed before
+    // its report is out, which costs one more start for that hang: seen
+    // once in four suite runs beside two busy loops.
+    let starts = ex.stats().harness_starts;
+    assert!(
+        (4..=4 + 3).contains(&starts),
+        "one start, one restart per hang (one more if starved): {starts}"
     );
     assert!(elapsed < Duration::from_secs(30), "took {elapsed:?}");
 }
