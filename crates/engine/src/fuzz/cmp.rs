@@ -165,7 +165,8 @@ impl CmpFeedback {
             in_flight: VecDeque::new(),
             batches: 0,
             candidates: VecDeque::new(),
-            credit: INITIAL_CREDIT,
+            // The seeds' tracing is split between the workers like the entries.
+            credit: INITIAL_CREDIT / i64::try_from(jobs.max(1)).unwrap_or(1),
             next_entry: 0,
             source_generation: u64::MAX,
             auto_generation: u64::MAX,
