@@ -114,7 +114,8 @@ final class Harness
         $this->wire = $wire;
         $this->runtimeDir = \rtrim($runtimeDir, '/') . '/';
         $this->errorHandler = function (int $type, string $message, string $file, int $line): bool {
-            if (!(\error_reporting() & $type)) {
+            // Installed for a whole batch: between runs PHP's own handling applies.
+            if (!$this->running || !(\error_reporting() & $type)) {
                 return false;
             }
             if ($this->warning === null) {
@@ -320,8 +321,16 @@ final class Harness
         $this->timeLimit = \ini_get('max_execution_time');
         $obLevel = \ob_get_level();
         $nextFlush = \hrtime(true) + $this->flushIntervalNs;
+        \set_error_handler($handler);
 
         foreach ($inputs as $i => $input) {
+            // The clock read that times the run also paces the flushes.
+            $now = \hrtime(true);
+            if ($now >= $nextFlush) {
+                $this->flush();
+                $nextFlush = $now + $this->flushIntervalNs;
+                $now = \hrtime(true);
+            }
             FuzzingContext::$trace = '';
             if (!$traceStyle) {
                 FuzzingContext::$edges = [];
@@ -331,8 +340,7 @@ final class Harness
             $this->warning = null;
             $problem = null;
             $status = Wire::OK;
-            \set_error_handler($handler);
-            $this->runStart = \hrtime(true);
+            $this->runStart = $now;
             $this->running = true;
             try {
                 $target($input);
@@ -352,7 +360,7 @@ final class Harness
                 // A child the target forked came back here: it must not act as the harness.
                 \posix_kill(\getmypid(), \SIGKILL);
             }
-            $this->restoreAfterRun($obLevel);
+            $this->restoreAfterRun($obLevel, $handler);
             if ($this->warning !== null) {
                 $status = Wire::WARNING;
                 $problem = $this->warning;
@@ -383,11 +391,8 @@ final class Harness
                     . ($problem === null ? "\0" : "\1" . $problem);
             }
             $this->pendingCount++;
-            if (\hrtime(true) >= $nextFlush) {
-                $this->flush();
-                $nextFlush = \hrtime(true) + $this->flushIntervalNs;
-            }
         }
+        self::clearErrorHandlers();
         $this->flush();
         $this->streaming = false;
         FuzzingContext::$trace = '';
@@ -399,18 +404,20 @@ final class Harness
      * error handler stack, output buffers, error_reporting(), the memory
      * and time limits, the working directory.
      */
-    private function restoreAfterRun(int $obLevel): void
+    private function restoreAfterRun(int $obLevel, \Closure $handler): void
     {
         if (\ini_get('memory_limit') !== $this->memoryLimit) {
             \ini_set('memory_limit', (string) $this->memoryLimit);
         }
-        // Ours was pushed before the run; pop it and whatever the target left.
-        \restore_error_handler();
-        for ($left = 0; \set_error_handler(null) !== null && $left < 1000; $left++) {
+        // Ours stays installed for the batch. Pushing it again returns the
+        // handler on top: ours, unless the run left handlers of its own (or
+        // removed ours), which then go.
+        if (\set_error_handler($handler) === $handler) {
             \restore_error_handler();
-            \restore_error_handler();
+        } else {
+            self::clearErrorHandlers();
+            \set_error_handler($handler);
         }
-        \restore_error_handler();
         while (\ob_get_level() > $obLevel) {
             try {
                 if (!@\ob_end_clean()) {
@@ -428,6 +435,16 @@ final class Harness
         if (\getcwd() !== $this->cwd) {
             @\chdir($this->cwd);
         }
+    }
+
+    /** Pops every error handler: ours and whatever a run left. */
+    private static function clearErrorHandlers(): void
+    {
+        for ($left = 0; \set_error_handler(null) !== null && $left < 1000; $left++) {
+            \restore_error_handler();
+            \restore_error_handler();
+        }
+        \restore_error_handler();
     }
 
     private function flush(): void

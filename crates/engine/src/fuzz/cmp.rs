@@ -13,7 +13,8 @@
 //! takes the logs of the round it sent the tracer `ROUNDS_IN_FLIGHT`
 //! batches earlier (which ran beside the main harness) and sends the next
 //! round, at most one per batch. The tracer may run at most one block for every
-//! `TRACE_SHARE` blocks the main harness ran. Budget and hand-over count
+//! `TRACE_SHARE` blocks the main harness ran, a logged comparison counting
+//! as `RECORD_COST` blocks. Budget and hand-over count
 //! batches and blocks, never time, and everything the tracer returns
 //! enters the worker at one point of its loop: a seed replays a campaign
 //! exactly, tracer included.
@@ -32,10 +33,19 @@ use super::Shared;
 use super::scratch::{Origin, Scratch};
 use crate::corpus::EntryId;
 
+/// Set in the environment, the tracer runs on its schedule but nothing it
+/// or the source's literals yield reaches the mutator: `scripts/bench-cmp`
+/// measures the cost of tracing apart from the dearer inputs it leads to.
+const DISCARD_ENV: &str = "PHP_FUZZ_BENCH_CMP_DISCARD";
+
 /// One input in this many (other than new entries) is traced.
 const SAMPLE_EVERY: u64 = 1000;
 /// The tracer runs at most one block per this many of the main harness.
 const TRACE_SHARE: i64 = 100;
+/// What a logged comparison costs the tracer, in blocks: each is a call
+/// that encodes both operands. Fitted to the tracer's CPU time on
+/// masterminds-html5 and league-commonmark (docs/benchmarks.md): 9–11.
+const RECORD_COST: u64 = 10;
 /// Blocks the tracer may run before the main harness has run any: the seeds.
 const INITIAL_CREDIT: i64 = 2_000_000;
 /// Unused budget does not pile up past this.
@@ -111,6 +121,8 @@ enum Tracer {
 
 pub(super) struct CmpFeedback {
     worker: u64,
+    /// `DISCARD_ENV` is set.
+    discard: bool,
     jobs: u64,
     tracer: Tracer,
     /// The main harness's source server: the dictionary taken from the source.
@@ -157,6 +169,7 @@ impl CmpFeedback {
             .expect("spawning a thread");
         CmpFeedback {
             worker,
+            discard: std::env::var_os(DISCARD_ENV).is_some(),
             jobs: jobs.max(1),
             tracer: Tracer::Starting(start),
             sources,
@@ -201,13 +214,14 @@ impl CmpFeedback {
                 }
             }
             if let Some(auto) = &state.auto_dictionary
+                && !self.discard
                 && auto.generation() != self.auto_generation
             {
                 self.auto_generation = auto.generation();
                 mutator.set_auto_dictionary(auto.dictionary().clone());
             }
         }
-        if self.sources.literal_generation() != self.source_generation {
+        if !self.discard && self.sources.literal_generation() != self.source_generation {
             let (generation, words) = self.sources.comparison_literals();
             self.source_generation = generation;
             mutator.set_source_dictionary(Dictionary::from(words));
@@ -239,6 +253,7 @@ impl CmpFeedback {
         {
             let round = self.in_flight.pop_front().expect("checked above");
             match self.finish_round(shared, &round.batch) {
+                Some(_) if self.discard => {}
                 Some(logs) => self.learn_round(mutator, round.jobs, logs),
                 None => self.queue.clear(),
             }
@@ -322,7 +337,8 @@ impl CmpFeedback {
         let result = executor.finish(batch, |run| {
             counter.clear();
             run.coverage.add_to(counter);
-            cost += counter.total_hits().max(1);
+            let logged = records(run.cmp_log).count() as u64;
+            cost += counter.total_hits().max(1) + RECORD_COST * logged;
             logs[run.index] = run.cmp_log.to_vec();
         });
         if let Err(err) = result {
