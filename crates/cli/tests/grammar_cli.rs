@@ -307,3 +307,53 @@ fn an_entry_grammar_mutation_keeps_failing_on_is_left_to_bytes() {
         .unwrap_or_else(|| panic!("no grammar summary in\n{err}"));
     assert!(tried < 3_000, "tried {tried} times\n{err}");
 }
+
+/// A campaign that ends at --max-time makes no mutants it does not run:
+/// grammar mutation is tried for about a third of the runs, and the
+/// workers did not go on building batches until the limit's watcher woke.
+#[test]
+fn grammar_mutants_are_tried_for_a_third_of_the_runs_up_to_max_time() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &fixture("real/php-parser/seeds"),
+        &dir.path().join("corpus"),
+    );
+    let target = fixture("real/php-parser/target.php");
+    let run = php_fuzz(
+        &[
+            "fuzz",
+            target.to_str().unwrap(),
+            "corpus",
+            "--grammar",
+            "php",
+            "--seed",
+            "1",
+            "--max-time",
+            "3",
+            "--no-cmp",
+        ],
+        dir.path(),
+    );
+    // PHP-Parser raises a warning on some inputs: 77 when one is found.
+    assert!(matches!(run.code(), 0 | 77), "{}", run.all());
+    let err = run.stderr();
+    let number_after = |marker: &str| -> u64 {
+        let at = err
+            .find(marker)
+            .unwrap_or_else(|| panic!("no {marker:?} in {err}"))
+            + marker.len();
+        err[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let tried = number_after("grammar mutation: tried for ");
+    let runs = number_after("==== Done (reached --max-time): ");
+    assert!(runs > 1000, "{err}");
+    assert!(
+        tried * 2 < runs,
+        "grammar mutation tried for {tried} mutants in {runs} runs:\n{err}"
+    );
+}

@@ -173,7 +173,21 @@ impl Shared {
     }
 
     fn should_stop(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed) || self.lock().stop.is_some()
+        if self.interrupted.load(Ordering::Relaxed) {
+            return true;
+        }
+        let mut state = self.lock();
+        // Checked here too, not only by the monitor: a worker would
+        // otherwise build batches the executor drops until it wakes.
+        if state.stop.is_none()
+            && self
+                .options
+                .max_time
+                .is_some_and(|max| self.started.elapsed() >= max)
+        {
+            state.stop = Some(StopReason::MaxTime);
+        }
+        state.stop.is_some()
     }
 
     /// Prints a status line, unless `--quiet`; `input` is a NEW or REDUCE
