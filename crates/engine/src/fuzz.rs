@@ -413,17 +413,18 @@ pub fn fuzz(
         stats: stats.map(Mutex::new),
     });
     if let Some(mut stats) = shared.stats() {
+        // Announced first: a warning that the file cannot be written follows it.
+        shared.out.status(&format!(
+            "INFO: statistics appended to {} (every {} s after the first minute)",
+            stats.path().display(),
+            STATS_EVERY.as_secs()
+        ));
         stats.start(
             &shared.out,
             shared.options.seed,
             shared.options.jobs,
             &target_name,
         );
-        shared.out.status(&format!(
-            "INFO: statistics appended to {} (every {} s after the first minute)",
-            stats.path().display(),
-            STATS_EVERY.as_secs()
-        ));
     }
     if let Some(custom) = &shared.custom {
         shared.out.status(&format!(
