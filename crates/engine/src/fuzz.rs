@@ -179,15 +179,16 @@ impl Shared {
         let mut state = self.lock();
         // Checked here too, not only by the monitor: a worker would
         // otherwise build batches the executor drops until it wakes.
-        if state.stop.is_none()
-            && self
-                .options
-                .max_time
-                .is_some_and(|max| self.started.elapsed() >= max)
-        {
-            state.stop = Some(StopReason::MaxTime);
+        if self.max_time_reached() {
+            state.stop.get_or_insert(StopReason::MaxTime);
         }
         state.stop.is_some()
+    }
+
+    fn max_time_reached(&self) -> bool {
+        self.options
+            .max_time
+            .is_some_and(|max| self.started.elapsed() >= max)
     }
 
     /// Prints a status line, unless `--quiet`; `input` is a NEW or REDUCE
@@ -498,11 +499,10 @@ pub fn fuzz(
     }
     {
         let shared = Arc::clone(&shared);
-        let cmp = first_cmp;
         workers.push(
             std::thread::Builder::new()
                 .name("php-fuzz-worker-0".into())
-                .spawn(move || worker_loop(&shared, first, 0, scratch, cmp))
+                .spawn(move || worker_loop(&shared, first, 0, scratch, first_cmp))
                 .expect("spawning a worker thread"),
         );
     }
@@ -661,7 +661,7 @@ fn run_seeds(
         if shared.interrupted.load(Ordering::Relaxed) {
             break;
         }
-        if (shared.options.max_time).is_some_and(|max| shared.started.elapsed() >= max) {
+        if shared.max_time_reached() {
             shared.lock().stop.get_or_insert(StopReason::MaxTime);
             break;
         }
@@ -932,11 +932,7 @@ fn monitor(shared: &Shared) {
         if shared.interrupted.load(Ordering::Relaxed) {
             state.stop.get_or_insert(StopReason::Interrupted);
         }
-        if shared
-            .options
-            .max_time
-            .is_some_and(|max| shared.started.elapsed() >= max)
-        {
+        if shared.max_time_reached() {
             state.stop.get_or_insert(StopReason::MaxTime);
         }
         if shared

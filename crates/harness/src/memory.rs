@@ -29,13 +29,13 @@ pub(crate) fn rss_mb(pid: Pid) -> Option<u64> {
 pub(crate) fn cpu_ms(pid: Pid) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).ok()?;
     // After the command name in parentheses (which may hold any byte):
-    // state is field 3, utime 14 and stime 15, in clock ticks (USER_HZ,
-    // 100 on Linux).
+    // state is field 3, utime 14 and stime 15, in clock ticks.
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace().skip(11);
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime) * 10)
+    let ticks_per_second = rustix::param::clock_ticks_per_second().max(1);
+    Some((utime + stime) * 1000 / ticks_per_second)
 }
 
 /// The second field of a `statm` file counts resident pages.

@@ -12,12 +12,12 @@
 //! tracer starts while the seeds run; after absorbing a batch the worker
 //! takes the logs of the round it sent the tracer `ROUNDS_IN_FLIGHT`
 //! batches earlier (which ran beside the main harness) and sends the next
-//! round, at most one per batch. The tracer may run at most one block for every
-//! `TRACE_SHARE` blocks the main harness ran, a logged comparison counting
-//! as `RECORD_COST` blocks. Budget and hand-over count
-//! batches and blocks, never time, and everything the tracer returns
-//! enters the worker at one point of its loop: a seed replays a campaign
-//! exactly, tracer included.
+//! round, at most one per batch. The tracer may run at most one block for
+//! every `TRACE_SHARE` blocks the main harness ran, a logged comparison
+//! counting as `RECORD_COST` blocks. Budget and hand-over count batches and
+//! blocks, never time, and everything the tracer returns enters the worker
+//! at one point of its loop: a seed replays a campaign exactly, tracer
+//! included.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

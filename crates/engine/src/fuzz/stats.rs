@@ -1,8 +1,9 @@
 //! The campaign's statistics file (`--stats`, else
 //! `CORPUS/.php-fuzz/stats.jsonl`): a `start` line when the session begins,
 //! a `sample` after the seeds ran and then every second for a minute and
-//! every [`STATS_EVERY`] after that, from the monitor thread, a `crash` line for each new distinct crash, and an `end`
-//! line. Never written from the workers' loop, except for a new crash.
+//! every [`STATS_EVERY`] after that (from the monitor thread), a `crash`
+//! line for each new distinct crash, and an `end` line. Never written from
+//! the workers' loop, except for a new crash.
 //!
 //! A resumed campaign continues the file: its `elapsed` and `runs` start
 //! where the last session's stopped. A failed write is said once and the
