@@ -238,7 +238,7 @@ fn the_mirrored_tree_runs_like_the_original() {
         &prepend,
         format!(
             "<?php\nrequire {:?};\nregister_shutdown_function(function () {{ fwrite(STDERR, strlen(\\PhpFuzz\\FuzzingContext::$trace) / 4 . ' blocks'); }});\n",
-            repo().join("php-runtime/FuzzingContext.php")
+            repo().join("php-runtime/internal/FuzzingContext.php")
         ),
     )
     .unwrap();

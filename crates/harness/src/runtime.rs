@@ -1,31 +1,42 @@
 //! The PHP side of the harness, embedded in the binary and unpacked into a
 //! temporary directory, so `php-fuzz` works from anywhere after `cargo install`.
+//!
+//! These are the same files the composer package autoloads (`php-runtime/src/`,
+//! `php-runtime/php-fuzzer/`) or keeps internal (`php-runtime/internal/`); they
+//! are unpacked side by side, as `main.php` expects. build.rs says where they are.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// One file of the runtime, wherever build.rs found it.
+macro_rules! runtime_file {
+    ($path:literal) => {
+        include_str!(concat!(env!("PHP_FUZZ_RUNTIME_DIR"), "/", $path))
+    };
+}
+
 const FILES: &[(&str, &str)] = &[
-    ("main.php", include_str!("../php-runtime/main.php")),
-    ("Harness.php", include_str!("../php-runtime/Harness.php")),
-    ("Config.php", include_str!("../php-runtime/Config.php")),
-    ("Wire.php", include_str!("../php-runtime/Wire.php")),
+    ("main.php", runtime_file!("internal/main.php")),
+    ("Harness.php", runtime_file!("internal/Harness.php")),
+    ("Config.php", runtime_file!("php-fuzzer/Config.php")),
+    ("Wire.php", runtime_file!("internal/Wire.php")),
     (
         "IncludeInterceptor.php",
-        include_str!("../php-runtime/IncludeInterceptor.php"),
+        runtime_file!("internal/IncludeInterceptor.php"),
     ),
     (
         "FuzzingContext.php",
-        include_str!("../php-runtime/FuzzingContext.php"),
+        runtime_file!("internal/FuzzingContext.php"),
     ),
-    ("CmpLog.php", include_str!("../php-runtime/CmpLog.php")),
+    ("CmpLog.php", runtime_file!("internal/CmpLog.php")),
     (
         "CustomMutation.php",
-        include_str!("../php-runtime/CustomMutation.php"),
+        runtime_file!("src/CustomMutation.php"),
     ),
     (
         "FuzzedDataProvider.php",
-        include_str!("../php-runtime/FuzzedDataProvider.php"),
+        runtime_file!("src/FuzzedDataProvider.php"),
     ),
 ];
 

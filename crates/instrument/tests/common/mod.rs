@@ -194,12 +194,12 @@ pub fn php() -> Option<PathBuf> {
 
 /// Path of the runtime that defines `\PhpFuzz\FuzzingContext` and friends.
 pub fn fuzzing_context() -> PathBuf {
-    repo_root().join("php-runtime/FuzzingContext.php")
+    repo_root().join("php-runtime/internal/FuzzingContext.php")
 }
 
 /// Path of the runtime that defines `\PhpFuzz\CmpLog`.
 pub fn cmplog_runtime() -> PathBuf {
-    repo_root().join("php-runtime/CmpLog.php")
+    repo_root().join("php-runtime/internal/CmpLog.php")
 }
 
 /// The AST oracle (fixtures/instrument/ast_equivalence.php), or `None`

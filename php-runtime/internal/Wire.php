@@ -8,6 +8,8 @@ namespace PhpFuzz;
  * in bincode 2's fixed-int little-endian layout. Integers are pack()ed,
  * strings and byte vectors carry a u64 length prefix, enums a u32 tag,
  * options and booleans one byte.
+ *
+ * @internal php-fuzz's harness, not an API
  */
 final class Wire
 {
@@ -218,7 +220,11 @@ final class Wire
     }
 }
 
-/** Cursor over a received payload. */
+/**
+ * Cursor over a received payload.
+ *
+ * @internal php-fuzz's harness, not an API
+ */
 final class WireReader
 {
     /** @var string */

@@ -12,7 +12,11 @@ function loadTarget(string $__phpFuzzTarget, \PhpFuzzer\Config $config): void
     require $__phpFuzzTarget;
 }
 
-/** Thrown into the target when it raises a warning, notice or deprecation. */
+/**
+ * Thrown into the target when it raises a warning, notice or deprecation.
+ *
+ * @internal php-fuzz's harness, not an API
+ */
 final class WarningRaised extends \Error
 {
 }
@@ -20,6 +24,8 @@ final class WarningRaised extends \Error
 /**
  * The harness loop: loads the target, then runs batches of inputs sent by the
  * engine and reports each run's status and coverage. See docs/protocol.md.
+ *
+ * @internal php-fuzz's harness, not an API
  */
 final class Harness
 {

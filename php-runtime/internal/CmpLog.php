@@ -14,6 +14,8 @@ namespace PhpFuzz;
  *   u32 site, u8 kind, operand, operand
  *   operand = 1 + i64 | 2 + f64 | 3 + u32 length + u8 n + n bytes (the first 64)
  * Each distinct record is logged once per run, at most MAX_RECORDS of them.
+ *
+ * @internal php-fuzz's harness, not an API
  */
 final class CmpLog
 {

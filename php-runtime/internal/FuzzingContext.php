@@ -10,6 +10,8 @@ namespace PhpFuzz;
  *  - trace (default): every block appends its id, as 4 little-endian
  *    bytes, to $trace;
  *  - edge map: every block counts the edge (prev << 28) | id in $edges.
+ *
+ * @internal php-fuzz's harness, not an API
  */
 final class FuzzingContext
 {

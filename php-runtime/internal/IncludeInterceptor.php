@@ -7,6 +7,8 @@ namespace PhpFuzz;
  * instrumented. Every other file operation is forwarded to PHP's own wrapper
  * and behaves like plain `file://`; docs/protocol.md lists what a target can
  * still tell apart.
+ *
+ * @internal php-fuzz's harness, not an API
  */
 final class IncludeInterceptor
 {

@@ -1,0 +1,635 @@
+//! vendor/bin/php-fuzz as a PHP developer gets it: `composer require --dev
+//! php-fuzz/php-fuzz` from a `path` repository with Packagist off, the
+//! package taken from `composer archive` (what users receive), the release
+//! archives of `scripts/release` served over HTTP on 127.0.0.1, and neither
+//! cargo nor php-fuzz on PATH.
+//!
+//! The release is built once per test run into target/composer-test/ (cargo
+//! keeps it up to date between runs).
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::{artifacts, fixture, repo};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// Debian's php and composer live here; cargo and php-fuzz do not.
+const USER_PATH: &str = "/usr/bin:/bin";
+
+fn triple() -> String {
+    format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
+}
+
+fn archive_name() -> String {
+    format!("php-fuzz-{VERSION}-{}.tar.gz", triple())
+}
+
+/// The release archives and the package as users receive it.
+struct Release {
+    dist: PathBuf,
+    package: PathBuf,
+    package_tar_bytes: u64,
+}
+
+fn release() -> &'static Release {
+    static RELEASE: OnceLock<Release> = OnceLock::new();
+    RELEASE.get_or_init(|| {
+        let root = repo().join("target/composer-test");
+        let dist = root.join("dist");
+        let status = Command::new(repo().join("scripts/release"))
+            .args(["--out", dist.to_str().unwrap(), "--target", &triple()])
+            .arg("--digests-file")
+            .arg(root.join("package-digests"))
+            .status()
+            .expect("running scripts/release");
+        assert!(status.success(), "scripts/release failed");
+        let (package, package_tar_bytes) = archived_package(&root);
+        fs::copy(
+            dist.join("SHA256SUMS"),
+            package.join("php-runtime/launcher/SHA256SUMS"),
+        )
+        .unwrap();
+        Release {
+            dist,
+            package,
+            package_tar_bytes,
+        }
+    })
+}
+
+/// `composer archive` of the repository, unpacked into root/package.
+fn archived_package(root: &Path) -> (PathBuf, u64) {
+    let package = root.join("package");
+    let _ = fs::remove_dir_all(&package);
+    fs::create_dir_all(&package).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let output = Command::new("composer")
+        .args([
+            "archive",
+            "--format=tar",
+            "--file=package",
+            "--no-interaction",
+        ])
+        .arg(format!("--dir={}", root.display()))
+        .current_dir(repo())
+        .env("COMPOSER_HOME", home.path())
+        .output()
+        .expect("running composer archive");
+    assert!(output.status.success(), "{output:?}");
+    let tar = root.join("package.tar");
+    let bytes = fs::metadata(&tar).unwrap().len();
+    let status = Command::new("tar")
+        .arg("-xf")
+        .arg(&tar)
+        .arg("-C")
+        .arg(&package)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    (package, bytes)
+}
+
+/// `fixtures/composer/serve.py` on 127.0.0.1; killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    _log_dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let log_dir = tempfile::tempdir().unwrap();
+        let log = log_dir.path().join("server.log");
+        let mut child = Command::new("python3")
+            .arg(fixture("composer/serve.py"))
+            .arg(dir)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("starting the release server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server prints its port");
+        Server {
+            child,
+            port,
+            log,
+            _log_dir: log_dir,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A sample project with a planted bug that requires php-fuzz/php-fuzz.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        assert!(
+            !Path::new("/usr/bin/cargo").exists() && !Path::new("/usr/bin/php-fuzz").exists(),
+            "these tests need a PATH ({USER_PATH}) without cargo and php-fuzz"
+        );
+        let release = release();
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(&fixture("composer/project"), dir.path());
+        let composer_json = serde_json::json!({
+            "name": "sample/csv",
+            "autoload": {"psr-4": {"Sample\\": "src/"}},
+            "repositories": [
+                {"type": "path", "url": release.package, "options": {"symlink": false, "versions": {"php-fuzz/php-fuzz": VERSION}}},
+                {"packagist.org": false}
+            ]
+        });
+        fs::write(dir.path().join("composer.json"), composer_json.to_string()).unwrap();
+        let project = Project { dir };
+        let output = Command::new("composer")
+            .args(["require", "--dev", "php-fuzz/php-fuzz", "--no-interaction"])
+            .current_dir(project.path())
+            .env_clear()
+            .env("PATH", USER_PATH)
+            .env("HOME", project.path().join("home"))
+            .env("COMPOSER_HOME", project.path().join("composer-home"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "composer require: {output:?}");
+        project
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn cache(&self) -> PathBuf {
+        self.path().join("cache")
+    }
+
+    fn cached_binary(&self) -> PathBuf {
+        self.cache()
+            .join(format!("php-fuzz/{VERSION}/{}/php-fuzz", triple()))
+    }
+
+    /// `vendor/bin/php-fuzz ARGS` as a user runs it, downloading from `url`.
+    fn launcher(&self, url: &str) -> Command {
+        let mut command = Command::new(self.path().join("vendor/bin/php-fuzz"));
+        command
+            .current_dir(self.path())
+            .env_clear()
+            .env("PATH", USER_PATH)
+            .env("HOME", self.path().join("home"))
+            .env("XDG_CACHE_HOME", self.cache())
+            .env("PHP_FUZZ_DOWNLOAD_URL", url);
+        command
+    }
+
+    fn run(&self, url: &str, args: &[&str]) -> Output {
+        self.launcher(url).args(args).output().unwrap()
+    }
+
+    /// Every file under the cache, for "nothing was kept" checks.
+    fn cached_files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let mut stack = vec![self.cache()];
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    files.push(path);
+                }
+            }
+        }
+        files
+    }
+
+    /// The cache holds nothing but the lock file.
+    fn assert_nothing_cached(&self) {
+        let kept: Vec<_> = self
+            .cached_files()
+            .into_iter()
+            .filter(|p| p.file_name().unwrap() != ".lock")
+            .collect();
+        assert!(kept.is_empty(), "left behind: {kept:?}");
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn describe(output: &Output) -> String {
+    format!(
+        "--- {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        text(&output.stdout),
+        text(&output.stderr)
+    )
+}
+
+fn sha256(path: &Path) -> String {
+    let output = Command::new("sha256sum").arg(path).output().unwrap();
+    text(&output.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn finds_the_planted_bug_then_runs_offline_from_the_cache_exactly_as_the_binary() {
+    let project = Project::new();
+    let server = Server::start(&release().dist, &[]);
+    let fuzz = project.run(
+        &server.url(),
+        &[
+            "fuzz",
+            "fuzz/target.php",
+            "fuzz/corpus",
+            "--artifact-dir",
+            "findings",
+            "--max-crashes",
+            "1",
+            "--max-time",
+            "120",
+            "--seed",
+            "1",
+        ],
+    );
+    let stderr = text(&fuzz.stderr);
+    assert_eq!(fuzz.status.code(), Some(77), "{}", describe(&fuzz));
+    let announced = format!(
+        "php-fuzz: downloading php-fuzz {VERSION} for {} (",
+        triple()
+    );
+    assert!(stderr.contains(&announced), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}/{}", server.url(), archive_name())),
+        "{stderr}"
+    );
+    assert!(project.cached_binary().is_file());
+    let crash = artifacts(&project.path().join("findings"), "crash-")
+        .into_iter()
+        .next()
+        .expect("a crash file");
+    assert!(fs::read(&crash).unwrap().contains(&b'\\'));
+
+    drop(server);
+    let crash_arg = crash.to_str().unwrap();
+    let replay = project.run(
+        "http://127.0.0.1:1",
+        &["run-single", "fuzz/target.php", crash_arg],
+    );
+    assert_eq!(replay.status.code(), Some(77), "{}", describe(&replay));
+    assert!(!text(&replay.stderr).contains("downloading"));
+    let native = Command::new(project.cached_binary())
+        .args(["run-single", "fuzz/target.php", crash_arg])
+        .current_dir(project.path())
+        .env_clear()
+        .env("PATH", USER_PATH)
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), native.status.code());
+    assert_eq!(text(&replay.stdout), text(&native.stdout));
+    assert_eq!(text(&replay.stderr), text(&native.stderr));
+}
+
+#[test]
+fn a_flipped_byte_is_refused_with_both_digests_and_nothing_is_cached() {
+    let project = Project::new();
+    let tampered = tempfile::tempdir().unwrap();
+    let archive = tampered.path().join(archive_name());
+    let mut bytes = fs::read(release().dist.join(archive_name())).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    fs::write(&archive, &bytes).unwrap();
+    let server = Server::start(tampered.path(), &[]);
+
+    let run = project.run(&server.url(), &["--version"]);
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(65), "{}", describe(&run));
+    let expected = sha256(&release().dist.join(archive_name()));
+    let actual = sha256(&archive);
+    assert!(
+        stderr.contains(&format!("expected SHA-256 {expected}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("actual   SHA-256 {actual}")),
+        "{stderr}"
+    );
+    assert!(run.stdout.is_empty());
+    project.assert_nothing_cached();
+}
+
+#[test]
+fn a_connection_cut_halfway_leaves_nothing_and_the_next_run_downloads_again() {
+    let project = Project::new();
+    let cut = Server::start(&release().dist, &["--truncate"]);
+    let run = project.run(&cut.url(), &["--version"]);
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(69), "{}", describe(&run));
+    assert!(stderr.contains("stopped after"), "{stderr}");
+    assert!(stderr.contains("the connection was closed"), "{stderr}");
+    project.assert_nothing_cached();
+    drop(cut);
+
+    let server = Server::start(&release().dist, &[]);
+    let run = project.run(&server.url(), &["--version"]);
+    assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
+    assert_eq!(text(&run.stdout), format!("php-fuzz {VERSION}\n"));
+    assert!(server.log().contains(&archive_name()));
+}
+
+#[test]
+fn two_launchers_on_a_cold_cache_both_run_a_verified_binary() {
+    let project = Project::new();
+    let server = Server::start(&release().dist, &[]);
+    let spawn = || {
+        project
+            .launcher(&server.url())
+            .arg("--version")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (first, second) = (spawn(), spawn());
+    for child in [first, second] {
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+        assert_eq!(text(&output.stdout), format!("php-fuzz {VERSION}\n"));
+    }
+    let leftovers: Vec<_> = project
+        .cached_files()
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("/.tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn sigint_stops_the_campaign_as_it_stops_the_native_binary() {
+    let project = Project::new();
+    let server = Server::start(&release().dist, &[]);
+    let warm = project.run(&server.url(), &["--version"]);
+    assert!(warm.status.success(), "{}", describe(&warm));
+    let child = project
+        .launcher(&server.url())
+        .args(["fuzz", "fuzz/safe.php", "corpus", "--seed", "2"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("==== Done (interrupted)"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let entries = fs::read_dir(project.path().join("corpus")).unwrap().count();
+    assert!(entries > 1, "the corpus is on disk: {entries} entries");
+}
+
+#[test]
+fn no_network_and_no_cargo_says_how_to_get_the_binary() {
+    let project = Project::new();
+    let run = project.run("http://127.0.0.1:1", &["fuzz", "fuzz/target.php"]);
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(69), "{}", describe(&run));
+    assert!(stderr.contains("cannot download"), "{stderr}");
+    for remedy in ["PHP_FUZZ_BINARY", "PHP_FUZZ_DOWNLOAD_URL", "install Rust"] {
+        assert!(stderr.contains(remedy), "{remedy} missing from: {stderr}");
+    }
+    project.assert_nothing_cached();
+}
+
+#[test]
+fn a_binary_of_another_version_is_refused_with_the_fix() {
+    let project = Project::new();
+    let impostor = project.path().join("old-php-fuzz");
+    fs::write(&impostor, "#!/bin/sh\necho 'php-fuzz 0.0.1'\n").unwrap();
+    let chmod = Command::new("chmod")
+        .arg("+x")
+        .arg(&impostor)
+        .status()
+        .unwrap();
+    assert!(chmod.success());
+    let run = project
+        .launcher("http://127.0.0.1:1")
+        .env("PHP_FUZZ_BINARY", &impostor)
+        .arg("--version")
+        .output()
+        .unwrap();
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(69), "{}", describe(&run));
+    assert!(
+        stderr.contains(&format!(
+            "is php-fuzz 0.0.1, but this package is php-fuzz {VERSION}"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("PHP_FUZZ_BINARY"), "{stderr}");
+
+    let missing = project
+        .launcher("http://127.0.0.1:1")
+        .env("PHP_FUZZ_BINARY", "/nowhere/php-fuzz")
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(69));
+    assert!(
+        text(&missing.stderr)
+            .contains("PHP_FUZZ_BINARY is set to /nowhere/php-fuzz, but no such file exists")
+    );
+}
+
+#[test]
+fn downloads_go_through_the_proxy_named_in_http_proxy() {
+    let project = Project::new();
+    let proxy = Server::start(&release().dist, &[]);
+    let run = project
+        .launcher(&format!("http://releases.invalid/v{VERSION}"))
+        .env("http_proxy", proxy.url())
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
+    let expected = format!(
+        "PROXIED http://releases.invalid/v{VERSION}/{}",
+        archive_name()
+    );
+    assert!(proxy.log().contains(&expected), "{}", proxy.log());
+}
+
+#[test]
+fn the_package_autoloads_the_public_api_and_keeps_the_harness_internal() {
+    let project = Project::new();
+    let script = r#"
+        require 'vendor/autoload.php';
+        $data = new PhpFuzz\FuzzedDataProvider("ab\x01");
+        echo $data->consumeBool() ? "bool " : "no ";
+        echo class_exists(PhpFuzzer\Config::class) ? "config " : "";
+        echo class_exists(PhpFuzz\CustomMutation::class) ? "mutation " : "";
+        echo class_exists('PhpFuzz\Harness') || class_exists('PhpFuzz\Launcher\Launcher') ? "LEAK" : "internal";
+    "#;
+    let output = Command::new("php")
+        .args(["-r", script])
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&output.stdout),
+        "bool config mutation internal",
+        "{}",
+        describe(&output)
+    );
+}
+
+#[test]
+fn what_users_receive_is_small_and_holds_no_build_tests_or_fixtures() {
+    let release = release();
+    let mut files = Vec::new();
+    let mut stack = vec![release.package.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let relative = path.strip_prefix(&release.package).unwrap().to_owned();
+            if path.is_dir() {
+                stack.push(path);
+            }
+            files.push(relative);
+        }
+    }
+    for forbidden in ["target", "fixtures", "tests", "scripts", "docs", ".github"] {
+        let found: Vec<_> = files
+            .iter()
+            .filter(|p| p.components().any(|c| c.as_os_str() == forbidden))
+            .collect();
+        assert!(found.is_empty(), "the package holds {forbidden}: {found:?}");
+    }
+    for needed in [
+        "bin/php-fuzz",
+        "composer.json",
+        "Cargo.lock",
+        "php-runtime/src/FuzzedDataProvider.php",
+    ] {
+        assert!(files.contains(&PathBuf::from(needed)), "{needed} missing");
+    }
+    eprintln!(
+        "composer archive: {} files, {} bytes as tar",
+        files.len(),
+        release.package_tar_bytes
+    );
+    assert!(
+        release.package_tar_bytes < 3_000_000,
+        "{} bytes",
+        release.package_tar_bytes
+    );
+}
+
+/// Platform detection and proxy selection, run by PHP on the launcher's own classes.
+#[test]
+fn unsupported_platforms_and_proxy_bypass_are_decided_as_documented() {
+    let launcher = repo().join("php-runtime/launcher");
+    let script = r#"
+        foreach (glob($argv[1] . '/*.php') as $file) { require $file; }
+        use PhpFuzz\Launcher\{Platform, Proxy, LauncherError};
+        foreach ([['Linux', 'x86_64', 'gnu'], ['Linux', 'aarch64', 'gnu'], ['Darwin', 'arm64', null],
+                  ['Darwin', 'x86_64', null], ['Linux', 'x86_64', 'musl'], ['FreeBSD', 'amd64', null],
+                  ['Linux', 'riscv64', 'gnu'], ['Windows', 'AMD64', null]] as [$os, $machine, $libc]) {
+            try {
+                echo Platform::triple($os, $machine, $libc), "\n";
+            } catch (LauncherError $e) {
+                echo $e->exitCode(), ' ', $e->getMessage(), "\n";
+            }
+        }
+        $env = ['https_proxy' => 'http://user:p%40ss@proxy.example:3128', 'no_proxy' => 'localhost,.internal.example'];
+        echo json_encode(Proxy::forUrl('https://github.com/x', $env)), "\n";
+        echo json_encode(Proxy::forUrl('https://mirror.internal.example/x', $env)), "\n";
+        echo json_encode(Proxy::forUrl('http://github.com/x', $env)), "\n";
+    "#;
+    let output = Command::new("php")
+        .args(["-r", script])
+        .arg(&launcher)
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 11, "{}", describe(&output));
+    assert_eq!(
+        &lines[..4],
+        [
+            "x86_64-unknown-linux-gnu",
+            "aarch64-unknown-linux-gnu",
+            "aarch64-apple-darwin",
+            "x86_64-apple-darwin"
+        ]
+    );
+    for (line, what) in lines[4..8].iter().zip([
+        "Linux on x86_64 with musl libc",
+        "FreeBSD on amd64",
+        "Linux on riscv64",
+        "Windows on AMD64",
+    ]) {
+        assert!(line.starts_with("69 "), "{line}");
+        assert!(
+            line.contains(&format!("no prebuilt binary for this platform ({what}")),
+            "{line}"
+        );
+        assert!(
+            line.contains("x86_64-unknown-linux-gnu, aarch64-unknown-linux-gnu"),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        lines[8],
+        r#"{"proxy":"tcp:\/\/proxy.example:3128","authorization":"dXNlcjpwQHNz"}"#
+    );
+    assert_eq!(
+        lines[9], "null",
+        "no_proxy's .internal.example covers the mirror"
+    );
+    assert_eq!(lines[10], "null", "https_proxy does not apply to http URLs");
+}
