@@ -97,12 +97,14 @@ final class Installer
                 throw new LauncherError("cargo could not build php-fuzz (exit status $status); its output is above");
             }
             $built = $temporary . '/php-fuzz';
-            if (!\copy($targetDir . '/release/php-fuzz', $built)) {
+            if (!\copy($targetDir . '/release/php-fuzz', $built) || !\chmod($built, 0755)) {
                 throw new LauncherError("cargo finished but left no binary at $targetDir/release/php-fuzz");
             }
             Version::require($built, $this->version, 'the binary cargo built');
+            $installed = $this->cache->install($built);
+            Cache::removeTree($targetDir); // a gigabyte of build products, no longer needed
 
-            return $this->cache->install($built);
+            return $installed;
         } finally {
             Cache::removeTree($temporary);
         }

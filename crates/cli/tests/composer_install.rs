@@ -633,3 +633,72 @@ fn unsupported_platforms_and_proxy_bypass_are_decided_as_documented() {
     );
     assert_eq!(lines[10], "null", "https_proxy does not apply to http URLs");
 }
+
+/// actionlint, installed by `scripts/setup --test-libs` beside the test
+/// Python, passes the release workflow and the workflow `init` writes.
+#[test]
+fn the_workflows_pass_actionlint() {
+    let python = std::env::var_os("PHP_FUZZ_TEST_PYTHON").map(PathBuf::from);
+    let actionlint = python
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|bin| bin.join("actionlint"))
+        .filter(|path| path.is_file());
+    let Some(actionlint) = actionlint else {
+        let message = "actionlint is missing: run `scripts/setup --test-libs` and set \
+                       PHP_FUZZ_TEST_PYTHON=target/test-venv/bin/python (scripts/test does both)";
+        assert!(std::env::var_os("CI").is_none(), "{message}");
+        eprintln!("SKIPPED (not in CI): {message}");
+        return;
+    };
+    let output = Command::new(actionlint)
+        .args([".github/workflows/release.yml", "docs/ci/github/php-fuzz.yml"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+}
+
+/// With no download possible and cargo on PATH, the launcher builds the
+/// package's own sources (as `composer archive` ships them) into the cache.
+#[test]
+fn without_a_download_cargo_builds_the_package_sources_into_the_cache() {
+    let project = Project::new();
+    let cargo = Command::new("rustup")
+        .args(["which", "cargo"])
+        .output()
+        .expect("rustup");
+    let cargo = PathBuf::from(text(&cargo.stdout).trim());
+    let path = format!("{USER_PATH}:{}", cargo.parent().unwrap().display());
+    let mut command = project.launcher("http://127.0.0.1:1");
+    command.env("PATH", path).arg("--version");
+    for passed in ["RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN"] {
+        if let Some(value) = std::env::var_os(passed) {
+            command.env(passed, value);
+        }
+    }
+    if std::env::var_os("RUSTUP_HOME").is_none() {
+        command.env("RUSTUP_HOME", home_dir().join(".rustup"));
+    }
+    if std::env::var_os("CARGO_HOME").is_none() {
+        command.env("CARGO_HOME", home_dir().join(".cargo"));
+    }
+    let run = command.output().unwrap();
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
+    assert_eq!(text(&run.stdout), format!("php-fuzz {VERSION}\n"));
+    assert!(stderr.contains("cannot download http://127.0.0.1:1/"), "{stderr}");
+    assert!(stderr.contains("building php-fuzz"), "{stderr}");
+    assert!(stderr.contains("Compiling php-fuzz"), "cargo's progress is shown: {stderr}");
+    assert!(project.cached_binary().is_file());
+    let version_dir = project.cache().join(format!("php-fuzz/{VERSION}"));
+    assert!(!version_dir.join("cargo-target").exists(), "the build folder is removed");
+
+    let again = project.run("http://127.0.0.1:1", &["--version"]);
+    assert_eq!(again.status.code(), Some(0), "{}", describe(&again));
+    assert!(again.stderr.is_empty(), "{}", describe(&again));
+}
+
+fn home_dir() -> PathBuf {
+    PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+}
