@@ -59,6 +59,8 @@ final class Harness
     private $target = null;
     /** @var list<class-string<\Throwable>> */
     private $allowed = [];
+    /** @var list<string> throwables that are findings even if allowed */
+    private $neverAllowed = [];
     /** @var \Closure */
     private $errorHandler;
 
@@ -221,7 +223,12 @@ final class Harness
     {
         $config = new \PhpFuzzer\Config();
         $this->phase = 'load';
-        IncludeInterceptor::enable(function (string $path): ?string {
+        IncludeInterceptor::enable(function (string $path) use ($config): ?string {
+            foreach ($config->uninstrumented as $folder) {
+                if (\strncmp($path, $folder, \strlen($folder)) === 0) {
+                    return null;
+                }
+            }
             return $this->instrumentedSource($path);
         });
         \set_error_handler(function (int $type, string $message, string $file, int $line): bool {
@@ -255,6 +262,7 @@ final class Harness
         }
         $this->target = $config->target;
         $this->allowed = $config->allowedExceptions;
+        $this->neverAllowed = $config->neverAllowed;
         $ready = \pack('V', Wire::EV_READY)
             . Wire::bytes(\PHP_VERSION)
             . ($this->signals ? "\1" : "\0")
@@ -470,6 +478,11 @@ final class Harness
     {
         if ($e instanceof WarningRaised) {
             return false;
+        }
+        foreach ($this->neverAllowed as $class) {
+            if ($e instanceof $class) {
+                return false;
+            }
         }
         foreach ($this->allowed as $class) {
             if ($e instanceof $class) {

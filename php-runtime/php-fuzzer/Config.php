@@ -22,6 +22,18 @@ final class Config
     public $customMutator = null;
     /** @var \Closure|null called as ($a, $b, $maxLen, $seed), returns the mutant */
     public $customCrossOver = null;
+    /**
+     * @internal folders (ending in '/') whose files are never instrumented:
+     * a fuzz test's PHPUnit and php-fuzz's own code
+     * @var list<string>
+     */
+    public $uninstrumented = [];
+    /**
+     * @internal throwables that are findings even when an allowed class
+     * covers them: a fuzz test's failed assertions
+     * @var list<class-string<\Throwable>>
+     */
+    public $neverAllowed = [];
 
     public function setTarget(\Closure $target): void
     {

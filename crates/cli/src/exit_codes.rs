@@ -7,6 +7,8 @@ use php_fuzz_harness::CrashKind;
 pub const OK: u8 = 0;
 /// Bad input or configuration: missing target, target fails to load, no php…
 pub const ERROR: u8 = 1;
+/// Invalid command line (clap's own code), or a choice the user must make.
+pub const USAGE: u8 = 2;
 /// A timeout was found (and nothing worse).
 pub const TIMEOUT: u8 = 70;
 /// An out-of-memory was found (and no crash).

@@ -52,9 +52,10 @@ pub struct FuzzArgs {
     /// Dictionary file in AFL/libFuzzer format (repeatable).
     #[arg(long = "dict", value_name = "FILE")]
     pub dictionaries: Vec<PathBuf>,
-    /// Where crash-, timeout- and oom- files are written.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub artifact_dir: PathBuf,
+    /// Where crash-, timeout- and oom- files are written [default: ., or php-fuzz's cache for a
+    /// fuzz test, whose findings' inputs also go to its fuzz/<Class>/<method>/ folder].
+    #[arg(long, value_name = "DIR")]
+    pub artifact_dir: Option<PathBuf>,
     /// Every SECONDS, import entries other php-fuzz processes wrote to the corpus directory.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = positive_seconds)]
     pub reload: Option<f64>,
@@ -103,6 +104,19 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot read dictionary {}", dict.display()))?;
     }
     let out = Arc::new(Output::new(args.quiet));
+    let fuzz_test = session.fuzz_test.take();
+    let corpus = args
+        .corpus
+        .clone()
+        .or_else(|| fuzz_test.as_ref().map(|t| t.corpus()));
+    if let Some(test) = &fuzz_test {
+        out.line(&format!(
+            "INFO: fuzzing {}: seeds and findings in {}, corpus in {}",
+            test.name,
+            test.folder.display(),
+            test.corpus().display()
+        ));
+    }
     let seed = args.seed.unwrap_or_else(|| rand::random::<u32>() as u64);
     let options = FuzzOptions {
         max_len: args.max_len,
@@ -113,7 +127,18 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         max_crashes: args.max_crashes,
         jobs: args.jobs,
         dictionaries: args.dictionaries.clone(),
-        artifact_dir: args.artifact_dir.clone(),
+        artifact_dir: args
+            .artifact_dir
+            .clone()
+            .or_else(|| fuzz_test.as_ref().map(|t| t.artifacts()))
+            .unwrap_or_else(|| PathBuf::from(".")),
+        seed_dirs: fuzz_test
+            .as_ref()
+            .map(|t| t.folder.clone())
+            .into_iter()
+            .filter(|folder| folder.is_dir())
+            .collect(),
+        findings_dir: fuzz_test.as_ref().map(|t| t.folder.clone()),
         reload: args.reload.map(Duration::from_secs_f64),
         grammar: args.grammar.clone(),
         fragments: args.fragments.clone(),
@@ -122,13 +147,13 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         stats: args
             .stats
             .clone()
-            .or_else(|| args.corpus.as_deref().map(default_stats_path)),
+            .or_else(|| corpus.as_deref().map(default_stats_path)),
         ..FuzzOptions::default()
     };
     let summary = fuzz(
         session.config,
         session.sources,
-        args.corpus.as_deref(),
+        corpus.as_deref(),
         options,
         interrupted,
         Arc::clone(&out),

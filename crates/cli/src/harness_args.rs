@@ -8,6 +8,8 @@ use anyhow::{Context, bail};
 use php_fuzz_harness::{HarnessConfig, PhpBinary, Runtime, SourceServer};
 use php_fuzz_instrument::{Coverage, StubStyle};
 
+use crate::fuzz_test_target::FuzzTest;
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct HarnessArgs {
     /// PHP binary to run the target with.
@@ -17,10 +19,11 @@ pub struct HarnessArgs {
     /// (zend.assertions=1) unless --ini zend.assertions=-1 (or 0) turns them off.
     #[arg(long = "ini", value_name = "KEY=VALUE", value_parser = parse_ini)]
     pub ini: Vec<(String, String)>,
-    /// Seconds one input may run before it counts as a timeout.
-    #[arg(long, value_name = "SECONDS", default_value_t = 3.0,
+    /// Seconds one input may run before it counts as a timeout [default: 3, or a fuzz test's
+    /// #[FuzzTest(timeout: …)]].
+    #[arg(long, value_name = "SECONDS",
           allow_negative_numbers = true, value_parser = positive_seconds)]
-    pub timeout: f64,
+    pub timeout: Option<f64>,
     /// Memory limit of the harness, in MB: PHP's memory_limit and the process's RSS.
     #[arg(
         long,
@@ -99,6 +102,8 @@ fn parse_ini(s: &str) -> Result<(String, String), String> {
 pub struct Session {
     pub config: Arc<HarnessConfig>,
     pub sources: Arc<SourceServer>,
+    /// The PHPUnit fuzz test the target named, if it named one.
+    pub fuzz_test: Option<FuzzTest>,
 }
 
 impl Session {
@@ -110,7 +115,14 @@ impl Session {
     }
 }
 
+/// `--timeout` when neither the command line nor a fuzz test sets it.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 3.0;
+
 impl HarnessArgs {
+    pub fn timeout_secs(&self) -> f64 {
+        self.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)
+    }
+
     /// A session that records every block.
     pub fn session(&self, target: &Path) -> anyhow::Result<Session> {
         self.session_with(target, Coverage::Full)
@@ -118,7 +130,11 @@ impl HarnessArgs {
 
     /// A session whose served files record the blocks `coverage` keeps.
     pub fn session_with(&self, target: &Path, coverage: Coverage) -> anyhow::Result<Session> {
-        let target = check_target(target)?;
+        let fuzz_test = crate::fuzz_test_target::resolve(target, &self.php)?;
+        let target = match &fuzz_test {
+            Some(test) => test.target_file.clone(),
+            None => check_target(target)?,
+        };
         if self.rss_limit_mb < 32 {
             bail!(
                 "--rss-limit-mb must be at least 32, got {}",
@@ -130,7 +146,12 @@ impl HarnessArgs {
             .context("cannot unpack the PHP runtime into a temporary directory")?;
         let mut config = HarnessConfig::new(php, Arc::new(runtime), target);
         config.ini = with_default_ini(&self.ini);
-        config.timeout = Duration::from_secs_f64(self.timeout);
+        let timeout = self
+            .timeout
+            .or(fuzz_test.as_ref().and_then(|t| t.timeout))
+            .unwrap_or(DEFAULT_TIMEOUT_SECS);
+        config.timeout = Duration::from_secs_f64(timeout);
+        config.display_name = fuzz_test.as_ref().map(|t| t.name.clone());
         config.rss_limit_mb = self.rss_limit_mb;
         config.forward_output = self.show_output;
         let style = match self.stub {
@@ -140,6 +161,7 @@ impl HarnessArgs {
         Ok(Session {
             config: Arc::new(config),
             sources: Arc::new(SourceServer::new(style).with_coverage(coverage)),
+            fuzz_test,
         })
     }
 }

@@ -2,6 +2,7 @@
 
 mod exit_codes;
 mod fuzz_command;
+mod fuzz_test_target;
 mod grammars_command;
 mod harness_args;
 mod init_command;
@@ -71,6 +72,14 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(err)
+            if err
+                .downcast_ref::<fuzz_test_target::ChooseMethod>()
+                .is_some() =>
+        {
+            eprintln!("php-fuzz: {err}");
+            ExitCode::from(exit_codes::USAGE)
+        }
         Err(err) => {
             eprintln!("php-fuzz: error: {}", error_text(&err));
             if let Some(failure) = load_failure(&err) {

@@ -652,7 +652,10 @@ fn the_workflows_pass_actionlint() {
         return;
     };
     let output = Command::new(actionlint)
-        .args([".github/workflows/release.yml", "docs/ci/github/php-fuzz.yml"])
+        .args([
+            ".github/workflows/release.yml",
+            "docs/ci/github/php-fuzz.yml",
+        ])
         .current_dir(repo())
         .output()
         .unwrap();
@@ -687,12 +690,21 @@ fn without_a_download_cargo_builds_the_package_sources_into_the_cache() {
     let stderr = text(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
     assert_eq!(text(&run.stdout), format!("php-fuzz {VERSION}\n"));
-    assert!(stderr.contains("cannot download http://127.0.0.1:1/"), "{stderr}");
+    assert!(
+        stderr.contains("cannot download http://127.0.0.1:1/"),
+        "{stderr}"
+    );
     assert!(stderr.contains("building php-fuzz"), "{stderr}");
-    assert!(stderr.contains("Compiling php-fuzz"), "cargo's progress is shown: {stderr}");
+    assert!(
+        stderr.contains("Compiling php-fuzz"),
+        "cargo's progress is shown: {stderr}"
+    );
     assert!(project.cached_binary().is_file());
     let version_dir = project.cache().join(format!("php-fuzz/{VERSION}"));
-    assert!(!version_dir.join("cargo-target").exists(), "the build folder is removed");
+    assert!(
+        !version_dir.join("cargo-target").exists(),
+        "the build folder is removed"
+    );
 
     let again = project.run("http://127.0.0.1:1", &["--version"]);
     assert_eq!(again.status.code(), Some(0), "{}", describe(&again));

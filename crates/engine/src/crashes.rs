@@ -43,6 +43,8 @@ pub struct CrashStore {
     known: HashMap<String, KnownCrash>,
     /// Signatures in order of discovery.
     order: Vec<String>,
+    /// Where each new finding's input is also saved alone.
+    findings_dir: Option<PathBuf>,
 }
 
 impl CrashStore {
@@ -86,7 +88,14 @@ impl CrashStore {
             replay_flags: replay_flags.to_string(),
             known,
             order: Vec::new(),
+            findings_dir: None,
         })
+    }
+
+    /// Also saves each new finding's input into `dir`, alone, after its artifact.
+    pub fn with_findings_dir(mut self, dir: Option<PathBuf>) -> CrashStore {
+        self.findings_dir = dir;
+        self
     }
 
     pub fn artifact_dir(&self) -> &Path {
@@ -139,6 +148,9 @@ impl CrashStore {
             note: crash.note.clone(),
         };
         let saved = self.artifacts.save(prefix, input, &mut record)?;
+        if let Some(dir) = &self.findings_dir {
+            php_fuzz_storage::save_finding_input(dir, prefix, input)?;
+        }
         self.order.push(signature.clone());
         let known = self.known.entry(signature).or_insert(KnownCrash {
             kind: crash.kind,

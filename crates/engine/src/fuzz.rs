@@ -306,13 +306,14 @@ pub fn fuzz(
     let seed_bytes: usize = seeds.iter().map(|s| s.data.len()).sum();
     let largest_seed = seeds.iter().map(|s| s.data.len()).max().unwrap_or(0);
     let max_len = explicit_max_len.unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
-    let target_name = harness.target.display().to_string();
+    let target_name = harness.target_name();
     let crashes = CrashStore::open_named(
         &options.artifact_dir,
         options.artifact_naming.clone(),
         &target_name,
         &replay_flags(&harness, sources.style()),
-    )?;
+    )?
+    .with_findings_dir(options.findings_dir.clone());
     let grammar = load_grammar(&options, &info)?;
     let stats = options
         .stats

@@ -63,8 +63,12 @@ pub struct FuzzOptions {
     pub use_value_profile: bool,
     /// How crash artifacts are named (in `artifact_dir`, or libFuzzer's way).
     pub artifact_naming: php_fuzz_storage::ArtifactNaming,
-    /// More directories whose files run as seeds; nothing is written there.
+    /// More directories whose files run as seeds; nothing is written there
+    /// but what `findings_dir` says.
     pub seed_dirs: Vec<PathBuf>,
+    /// Also save each new finding's input here, alone (a PHPUnit fuzz
+    /// test's folder, which phpunit replays).
+    pub findings_dir: Option<PathBuf>,
     /// The statistics file to append to (JSON lines, see
     /// `php_fuzz_storage::StatsLine`); `None` writes none.
     pub stats: Option<PathBuf>,
@@ -89,6 +93,7 @@ impl Default for FuzzOptions {
             use_value_profile: false,
             artifact_naming: php_fuzz_storage::ArtifactNaming::WithReport,
             seed_dirs: Vec::new(),
+            findings_dir: None,
             stats: None,
         }
     }

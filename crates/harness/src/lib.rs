@@ -39,6 +39,9 @@ pub struct HarnessConfig {
     pub runtime: Arc<Runtime>,
     /// Absolute path of target.php.
     pub target: PathBuf,
+    /// How users name the target, when not by `target`'s path: a PHPUnit
+    /// fuzz test's `tests/ParserFuzzTest.php::fuzzParse`.
+    pub display_name: Option<String>,
     /// Extra `-d key=value` settings.
     pub ini: Vec<(String, String)>,
     pub timeout: Duration,
@@ -60,11 +63,19 @@ pub struct HarnessConfig {
 }
 
 impl HarnessConfig {
+    /// The target as users name it: `display_name`, else the file's path.
+    pub fn target_name(&self) -> String {
+        self.display_name
+            .clone()
+            .unwrap_or_else(|| self.target.display().to_string())
+    }
+
     pub fn new(php: PhpBinary, runtime: Arc<Runtime>, target: PathBuf) -> HarnessConfig {
         HarnessConfig {
             php,
             runtime,
             target,
+            display_name: None,
             ini: Vec::new(),
             timeout: Duration::from_secs(3),
             rss_limit_mb: 2048,

@@ -35,6 +35,34 @@ const FILES: &[(&str, &str)] = &[
         runtime_file!("src/CustomMutation.php"),
     ),
     (
+        "phpunit-probe.php",
+        runtime_file!("internal/phpunit-probe.php"),
+    ),
+    (
+        "PHPUnit/FuzzTest.php",
+        runtime_file!("src/PHPUnit/FuzzTest.php"),
+    ),
+    (
+        "PHPUnit/Fuzzing.php",
+        runtime_file!("src/PHPUnit/Fuzzing.php"),
+    ),
+    (
+        "PHPUnit/FuzzMethod.php",
+        runtime_file!("src/PHPUnit/FuzzMethod.php"),
+    ),
+    (
+        "PHPUnit/Replay.php",
+        runtime_file!("src/PHPUnit/Replay.php"),
+    ),
+    (
+        "PHPUnit/Bootstrap.php",
+        runtime_file!("src/PHPUnit/Bootstrap.php"),
+    ),
+    (
+        "PHPUnit/FuzzTarget.php",
+        runtime_file!("src/PHPUnit/FuzzTarget.php"),
+    ),
+    (
         "FuzzedDataProvider.php",
         runtime_file!("src/FuzzedDataProvider.php"),
     ),
@@ -53,6 +81,7 @@ impl Runtime {
         let dir = tempfile::Builder::new()
             .prefix("php-fuzz-runtime-")
             .tempdir()?;
+        fs::create_dir(dir.path().join("PHPUnit"))?;
         for (name, contents) in FILES {
             fs::write(dir.path().join(name), contents)?;
         }
@@ -70,6 +99,11 @@ impl Runtime {
 
     /// Path of the file that defines `PhpFuzz\FuzzingContext` and `traceBlock()`,
     /// for running instrumented code outside the harness.
+    /// The script that describes a PHPUnit fuzz test (`php phpunit-probe.php TEST_FILE`).
+    pub fn phpunit_probe(&self) -> PathBuf {
+        self.root.join("phpunit-probe.php")
+    }
+
     pub fn fuzzing_context(&self) -> PathBuf {
         self.dir.path().join("FuzzingContext.php")
     }

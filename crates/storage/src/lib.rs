@@ -25,6 +25,20 @@ pub fn content_hash(data: &[u8]) -> String {
     sha1_smol::Sha1::from(data).digest().to_string()
 }
 
+/// Writes a finding's input alone, as `dir/<prefix>-<sha1>`, for a folder a
+/// test suite replays (a PHPUnit fuzz test's `fuzz/<Class>/<method>/`): no
+/// report beside it, since every file there is an input. Returns the path.
+pub fn save_finding_input(dir: &Path, prefix: &str, input: &[u8]) -> Result<PathBuf, StorageError> {
+    fs::create_dir_all(dir).map_err(|source| StorageError::Io {
+        path: dir.to_path_buf(),
+        what: "cannot create the findings folder",
+        source,
+    })?;
+    let path = dir.join(format!("{prefix}-{}", content_hash(input)));
+    write_atomically(&path, input)?;
+    Ok(path)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     #[error("{}: {what}: {source}", path.display())]

@@ -97,8 +97,8 @@ impl<'a> Context<'a> {
         let mut harness = args.harness.clone();
         match flags.timeout {
             // libFuzzer: 0 is no timeout; a day is as good.
-            Some(secs) if secs <= 0 => harness.timeout = 86_400.0,
-            Some(secs) => harness.timeout = secs as f64,
+            Some(secs) if secs <= 0 => harness.timeout = Some(86_400.0),
+            Some(secs) => harness.timeout = Some(secs as f64),
             None => {}
         }
         match flags.rss_limit_mb {
@@ -132,7 +132,7 @@ impl<'a> Context<'a> {
     }
 
     fn timeout_secs(&self) -> u64 {
-        self.harness.timeout.ceil() as u64
+        self.harness.timeout_secs().ceil() as u64
     }
 
     /// `-artifact_prefix`, `./` if not given.
