@@ -72,6 +72,8 @@ struct Description {
     short_name: String,
     file: String,
     bootstrap: Option<String>,
+    /// What phpunit runs the test with; the harness does the same.
+    error_reporting: i64,
     framework_folders: Vec<String>,
     methods: Vec<Method>,
 }
@@ -233,11 +235,12 @@ fn target_source(description: &Description, method: &str) -> String {
         "<?php declare(strict_types=1);\n\
          // Written by php-fuzz to fuzz {file}::{method} (docs/phpunit.md); rewritten on every run.\n\
          /** @var PhpFuzzer\\Config $config */\n\
-         \\PhpFuzz\\PHPUnit\\FuzzTarget::configure($config, {file_lit}, {class}, {method_lit}, {bootstrap}, [{folders}]);\n",
+         \\PhpFuzz\\PHPUnit\\FuzzTarget::configure($config, {file_lit}, {class}, {method_lit}, {bootstrap}, [{folders}], {level});\n",
         file = description.file,
         file_lit = php_string(&description.file),
         class = php_string(&description.class),
         method_lit = php_string(method),
+        level = description.error_reporting,
         bootstrap = description
             .bootstrap
             .as_deref()

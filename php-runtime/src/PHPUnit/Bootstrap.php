@@ -18,7 +18,7 @@ final class Bootstrap
     private const FRAMEWORK_NAMESPACES = ['PHPUnit\\', 'SebastianBergmann\\', 'PharIo\\', 'TheSeer\\Tokenizer\\',
         'DeepCopy\\', 'Doctrine\\Instantiator\\', 'Prophecy\\', 'PhpFuzz\\', 'PhpFuzzer\\'];
 
-    /** @return array{config: ?string, bootstrap: ?string} */
+    /** @return array{config: ?string, bootstrap: ?string, error_reporting: ?int} */
     public static function find(string $testFile): array
     {
         $config = null;
@@ -45,7 +45,8 @@ final class Bootstrap
             }
         }
 
-        return ['config' => $config, 'bootstrap' => $bootstrap];
+        return ['config' => $config, 'bootstrap' => $bootstrap,
+            'error_reporting' => $config !== null ? self::configuredErrorReporting($config) : null];
     }
 
     /** Requires the bootstrap, then PHPUnit if the bootstrap did not bring it. */
@@ -116,6 +117,27 @@ final class Bootstrap
         }
 
         return \dirname($file) . '/';
+    }
+
+    /** `<php><ini name="error_reporting" value="…"/>`, read as phpunit reads it (a number or a constant). */
+    private static function configuredErrorReporting(string $config): ?int
+    {
+        if (!\class_exists(\DOMXPath::class)) {
+            return null;
+        }
+        $document = new \DOMDocument();
+        if (!@$document->load($config)) {
+            return null;
+        }
+        $value = null;
+        foreach ((new \DOMXPath($document))->query('/phpunit/php/ini[@name="error_reporting"]') ?: [] as $ini) {
+            $value = $ini instanceof \DOMElement ? $ini->getAttribute('value') : null;
+        }
+        if ($value !== null && \defined($value)) {
+            $value = (string) \constant($value);
+        }
+
+        return $value !== null && \is_numeric($value) ? (int) $value : null;
     }
 
     private static function configuredBootstrap(string $config): ?string

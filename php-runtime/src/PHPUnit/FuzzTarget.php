@@ -44,6 +44,8 @@ final class FuzzTarget
             'file' => $testFile,
             'phpunit_config' => $found['config'],
             'bootstrap' => $found['bootstrap'],
+            // What phpunit runs the test with: phpunit.xml's <ini>, else php.ini's.
+            'error_reporting' => $found['error_reporting'] ?? \error_reporting(),
             'framework_folders' => Bootstrap::frameworkFolders(),
             'methods' => $methods,
         ];
@@ -56,8 +58,9 @@ final class FuzzTarget
      *
      * @param list<string> $frameworkFolders never instrumented
      */
-    public static function configure(\PhpFuzzer\Config $config, string $testFile, string $class, string $method, ?string $bootstrap, array $frameworkFolders): void
+    public static function configure(\PhpFuzzer\Config $config, string $testFile, string $class, string $method, ?string $bootstrap, array $frameworkFolders, int $errorReporting): void
     {
+        \error_reporting($errorReporting);
         $config->uninstrumented = $frameworkFolders;
         $config->neverAllowed = [AssertionFailedError::class];
         Bootstrap::load($bootstrap);

@@ -72,8 +72,13 @@ final class Replay
     private static function problem(TestCase $test, FuzzMethod $method, string $input): ?string
     {
         $argument = $method->argument($input);
-        \set_error_handler(static function (int $type, string $message, string $file, int $line): bool {
-            if (!(\error_reporting() & $type)) {
+        [$own, $lowered] = self::testErrorReporting();
+        \set_error_handler(static function (int $type, string $message, string $file, int $line) use ($own, $lowered): bool {
+            $level = \error_reporting();
+            if (($level & ~self::INSUPPRESSIBLE) === 0) {
+                return false; // @, or error_reporting(0)
+            }
+            if (!(($level === $lowered ? $own : $level) & $type)) {
                 return false;
             }
             throw new RaisedWarning(self::errorName($type) . ': ' . $message, $file, $line);
@@ -98,6 +103,29 @@ final class Replay
             $stopWatch();
             \restore_error_handler();
         }
+    }
+
+    private const INSUPPRESSIBLE = \E_ERROR | \E_PARSE | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR | \E_RECOVERABLE_ERROR;
+
+    /**
+     * The test's own error_reporting, and the level phpunit lowered it to
+     * while a test runs: PHPUnit 10 and later keep the test's level in their
+     * error handler and run the test with only the unhandleable levels.
+     *
+     * @return array{int, int}
+     */
+    private static function testErrorReporting(): array
+    {
+        $level = \error_reporting();
+        $handler = 'PHPUnit\\Runner\\ErrorHandler';
+        if (\class_exists($handler) && \property_exists($handler, 'originalErrorReportingLevel')) {
+            $original = (new \ReflectionProperty($handler, 'originalErrorReportingLevel'))->getValue($handler::instance());
+            if (\is_int($original)) {
+                return [$original, $level];
+            }
+        }
+
+        return [$level, $level];
     }
 
     /** @param list<string> $allowed */
