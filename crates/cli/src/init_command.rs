@@ -80,8 +80,17 @@ pub fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
     if !args.project.join("vendor/autoload.php").is_file() {
         out.line("note: vendor/autoload.php is missing: run `composer install` before fuzzing")?;
     }
+    let fuzz_test = crate::init_fuzz_test::uses_phpunit(&args.project).then(|| {
+        crate::init_fuzz_test::files(
+            &name,
+            &package,
+            &render("{{namespaces}}"),
+            &call,
+            &crate::init_fuzz_test::method_name(args.call.as_deref()),
+        )
+    });
     let dir = PathBuf::from("fuzz").join(&name);
-    let files = [
+    let target_files = [
         (dir.join("target.php"), render(TARGET_TEMPLATE)),
         (
             dir.join(format!("{name}.dict")),
@@ -93,6 +102,10 @@ pub fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
             render_workflow(&name),
         ),
     ];
+    let files = match &fuzz_test {
+        Some(test) => test.files.clone(),
+        None => target_files.to_vec(),
+    };
     for (relative, text) in &files {
         let path = args.project.join(relative);
         if path.exists() {
@@ -107,7 +120,10 @@ pub fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
         out.line(format_args!("created {}", relative.display()))?;
     }
 
-    let command = fuzz_command(&name);
+    let command = match &fuzz_test {
+        Some(test) => test.command.clone(),
+        None => fuzz_command(&name),
+    };
     let scripts = composer
         .as_object_mut()
         .context("composer.json is not a JSON object")?
@@ -130,7 +146,11 @@ pub fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
     out.line(format_args!(
         "next: {}run `composer fuzz` (or: {command})",
         if args.call.is_none() {
-            format!("edit fuzz/{name}/target.php to call your code, then ")
+            let edit = match &fuzz_test {
+                Some(test) => test.files[0].0.display().to_string(),
+                None => format!("fuzz/{name}/target.php"),
+            };
+            format!("edit {edit} to call your code, then ")
         } else {
             String::new()
         }

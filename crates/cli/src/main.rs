@@ -6,6 +6,7 @@ mod fuzz_test_target;
 mod grammars_command;
 mod harness_args;
 mod init_command;
+mod init_fuzz_test;
 mod instrument_command;
 mod interrupt;
 mod junit;

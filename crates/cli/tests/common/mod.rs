@@ -1,6 +1,8 @@
 //! Helpers for tests that run the real `php-fuzz` binary on fixture targets.
 #![allow(dead_code)]
 
+pub mod composer;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
