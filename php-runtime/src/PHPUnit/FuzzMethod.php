@@ -102,11 +102,14 @@ final class FuzzMethod
             $error = "the #[FuzzTest] of $name is invalid: " . $e->getMessage();
         }
         $takes = self::parameterKind($method);
-        if ($error === null && ($takes === null || !$method->isPublic() || $method->isStatic())) {
+        $problems = \array_filter([
+            $method->isStatic() ? 'is static' : null,
+            $method->isPublic() ? null : 'is not public',
+            $takes === null ? 'takes (' . self::describeParameters($method) . ')' : null,
+        ]);
+        if ($error === null && $problems !== []) {
             $error = "$name cannot be a fuzz test: it must be a public, non-static method that takes one parameter, "
-                . '`string $input` or `\PhpFuzz\FuzzedDataProvider $data`; it is '
-                . ($method->isStatic() ? 'static ' : '') . ($method->isPublic() ? '' : 'not public ')
-                . 'and takes (' . self::describeParameters($method) . ')';
+                . '`string $input` or `\PhpFuzz\FuzzedDataProvider $data`; this one ' . \implode(' and ', $problems);
         }
 
         return new FuzzMethod($method->getDeclaringClass()->getName(), $method->getName(), $options, $takes ?? 'string', $error);
