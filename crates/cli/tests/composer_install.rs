@@ -125,6 +125,42 @@ fn a_connection_cut_halfway_leaves_nothing_and_the_next_run_downloads_again() {
 }
 
 #[test]
+fn ctrl_c_during_the_download_stops_and_leaves_nothing() {
+    let project = Project::new();
+    let slow = Server::start(&release().dist, &["--slow"]);
+    let child = project
+        .launcher(&slow.url())
+        .arg("--version")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !slow.log().contains(&archive_name()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no request reached the server"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    assert!(
+        text(&output.stderr).contains("was interrupted"),
+        "{}",
+        describe(&output)
+    );
+    assert!(output.stdout.is_empty());
+    project.assert_nothing_cached();
+}
+
+#[test]
 fn two_launchers_on_a_cold_cache_both_run_a_verified_binary() {
     let project = Project::new();
     let server = Server::start(&release().dist, &[]);
