@@ -10,6 +10,10 @@ use crate::harness_args::HarnessArgs;
 use crate::junit::JunitReport;
 use crate::stdout::Stdout;
 
+mod findings;
+
+use findings::{Findings, Placed};
+
 /// Arguments of `php-fuzz run-single`.
 #[derive(clap::Args, Debug)]
 pub struct RunSingleArgs {
@@ -48,6 +52,7 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
     let mut stdout = Stdout::lock();
     let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut found = Vec::new();
+    let mut findings = Findings::default();
     let mut ok = 0usize;
     let mut write_error = None;
     let mut junit = args.junit.as_ref().map(|_| JunitReport::new(&args.target));
@@ -74,6 +79,16 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
             // Inputs run in batches: a case's time is its share of the wait.
             junit.add(r.path, r.crash.as_ref(), &text, last_result.elapsed());
             last_result = std::time::Instant::now();
+        }
+        if let Some(crash) = &r.crash
+            && let Placed::Again { number, first } = findings.place(r.path, crash)
+        {
+            // The full report is the first input's: one line for the others.
+            let headline = text.lines().next().unwrap_or_default();
+            text = format!(
+                "{headline}: finding #{number} again (first: {})\n",
+                first.display()
+            );
         }
         if let Some(blocks) = &r.blocks {
             let sources = &session.sources;
@@ -128,5 +143,6 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
         if files.len() == 1 { "" } else { "s" }
     );
     stdout.write(summary.as_bytes())?;
+    stdout.write(findings.summary().as_bytes())?;
     Ok(exit_codes::for_findings(found))
 }

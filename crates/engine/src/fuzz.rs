@@ -342,6 +342,9 @@ pub fn fuzz(
         jobs: options.jobs,
         coverage: sources.coverage(),
     });
+    if let Some(note) = crashes.copies_note() {
+        out.status(&note);
+    }
     if let Some(auto) = &auto_dictionary {
         out.status(&format!(
             "INFO: comparison feedback on: source dictionary, tracer (CMP, I2S), auto-dictionary of {} words{}",
@@ -534,6 +537,10 @@ pub fn fuzz(
         }
     }
     let mut state = shared.lock();
+    if let Err(err) = state.crashes.flush_hits() {
+        let text = format!("WARNING: cannot update the hit counts of the crash reports: {err}");
+        shared.out.line(&text);
+    }
     if let Some(err) = state.error.take() {
         return Err(err);
     }

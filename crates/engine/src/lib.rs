@@ -32,7 +32,10 @@ pub use output::{
 };
 pub use php_fuzz_mutate::DictionaryError;
 pub use replay::{HitsByBlock, ReplayResult, collect_inputs, replay};
-pub use signature::{normalize_message, signature};
+pub use signature::{
+    TOP_FRAMES, callers_in_signature, crash_from_record, normalize_message, signature,
+    signature_frames,
+};
 
 /// Default input length limit when neither `--max-len` nor `setMaxLen()` set one.
 pub const DEFAULT_MAX_LEN: usize = 1024;

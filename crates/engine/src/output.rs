@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use php_fuzz_harness::{Crash, CrashKind};
 
 use crate::KnownCrash;
-use crate::signature::caller_in_signature;
 
 #[derive(Debug, Default)]
 pub struct Output {
@@ -353,8 +352,8 @@ fn replay_label(kind: CrashKind) -> &'static str {
 }
 
 /// A distinct crash in a campaign's summary: kind, class, message, where
-/// (with the caller when deduplication tells crashes apart by it), the
-/// artifact and how often it was hit.
+/// (with the calls below it that its signature names), the artifact and how
+/// often it was hit.
 pub fn summary_line(crash: &KnownCrash) -> String {
     let r = &crash.record;
     let mut line = format!(
@@ -369,19 +368,34 @@ pub fn summary_line(crash: &KnownCrash) -> String {
             line.push_str(&format!(":{}", r.line));
         }
     }
-    if let Some(caller) = caller_in_signature(&r.signature) {
-        line.push_str(&format!(" (called from {caller})"));
+    if let Some(callers) = &crash.callers {
+        line.push_str(&format!(" (via {callers})"));
     }
     line.push_str(&format!(
-        "  [{}, hit {} times{}]",
+        "  [{}, {}]",
         crash.artifact.display(),
-        crash.hits,
-        if crash.new { "" } else { ", saved earlier" }
+        hits_label(crash)
     ));
     if let Some(note) = &r.note {
         line.push_str(&format!("\n      note: {note}"));
     }
     line
+}
+
+/// `hit 12 times`, and for a finding saved earlier its hits in all and the
+/// copies an older php-fuzz saved of it.
+fn hits_label(crash: &KnownCrash) -> String {
+    let mut label = match crash.hits {
+        1 => "hit once".to_string(),
+        n => format!("hit {n} times"),
+    };
+    if !crash.new {
+        label.push_str(&format!(", {} in all, saved earlier", crash.total_hits()));
+        if crash.artifacts_on_disk > 1 {
+            label.push_str(&format!(" (with {} copies)", crash.artifacts_on_disk - 1));
+        }
+    }
+    label
 }
 
 /// A crash saved by an earlier session, met again by this one.

@@ -1,82 +1,161 @@
-//! What makes two crashes the same bug: the crash site, never feature novelty.
+//! What makes two crashes the same bug: what went wrong and where it
+//! happened, as libFuzzer's DEDUP_TOKEN and ClusterFuzz's crash state have
+//! it; never how PHP worded it, never feature novelty. The rule in full is
+//! in docs/dedup.md.
+//!
+//! - **What went wrong:** the kind (exception, warning, fatal error,
+//!   timeout, …) and the class (`TypeError`, `Warning`, `Deprecated`…).
+//!   For PHP's errors, whose class says little, the message breaks ties,
+//!   normalized first ([`normalize_message`]): "Undefined array key …"
+//!   and "Trying to access array offset on value of type …" at one place
+//!   are two bugs, `"abc"` and `7` as the key are one.
+//! - **Where:** the file and line, and the top three frames of the PHP
+//!   stack (function, and the line of each call), each function once so
+//!   that recursion depth does not count. php-fuzz's own frames are gone
+//!   already (the harness hides its runtime).
+//! - **Hangs, memory exhaustion, runaway recursion and silent deaths** are
+//!   caught wherever the process happened to be: their place is the
+//!   function they were caught in, with no lines and no callers.
 
-use php_fuzz_harness::{Crash, CrashKind};
+mod message;
+mod record;
 
-/// How many calling functions under the throw site take part in an
-/// exception's signature: the site and its caller tell one bug from another;
-/// deeper frames mostly tell apart the many paths into the same bug.
-const EXCEPTION_FRAMES: usize = 1;
+use php_fuzz_harness::{Crash, CrashKind, Frame};
+
+pub use message::normalize_message;
+pub use record::crash_from_record;
+
+/// How many frames, each function once, make up a crash's place.
+pub const TOP_FRAMES: usize = 3;
 
 /// A stable, readable key: equal keys are the same bug.
 pub fn signature(crash: &Crash) -> String {
     let p = &crash.problem;
-    let site = if p.file.is_empty() {
-        "unknown location".to_string()
-    } else {
-        format!("{}:{}", p.file, p.line)
-    };
     match crash.kind {
-        CrashKind::Exception => {
-            let mut key = format!("exception {} at {site}", p.class);
-            for function in callers(crash).take(EXCEPTION_FRAMES) {
-                key.push_str(CALLER_SEPARATOR);
-                key.push_str(function);
-            }
-            key
+        CrashKind::Timeout | CrashKind::OutOfMemory | CrashKind::StackOverflow => {
+            caught_somewhere(crash, crash.kind.name().to_string())
         }
-        // A process that died without a word is placed where its trace was
-        // last seen, which moves inside the function: the function is the site.
-        CrashKind::HarnessDied if p.frames.first().is_some_and(|f| !f.function.is_empty()) => {
-            let frame = &p.frames[0];
+        CrashKind::HarnessDied if named_function(crash).is_some() => caught_somewhere(
+            crash,
             format!(
-                "{} {}: {} in {} ({})",
-                crash.kind.name(),
-                p.class,
-                normalize_message(&p.message),
-                function_name(&frame.function),
-                frame.file
-            )
-        }
-        CrashKind::Warning | CrashKind::Fatal | CrashKind::HarnessDied => {
-            format!(
-                "{} {}: {} at {site}",
+                "{} {} \"{}\"",
                 crash.kind.name(),
                 p.class,
                 normalize_message(&p.message)
-            )
-        }
-        // Where a loop is interrupted, or where memory finally runs out, moves
-        // from run to run inside the same function: the function is the site.
-        CrashKind::Timeout | CrashKind::OutOfMemory | CrashKind::StackOverflow => {
-            match p.frames.first() {
-                Some(frame) if !frame.function.is_empty() => {
-                    format!(
-                        "{} in {} ({})",
-                        crash.kind.name(),
-                        function_name(&frame.function),
-                        frame.file
-                    )
-                }
-                _ if !p.file.is_empty() => format!("{} at {site}", crash.kind.name()),
-                _ => crash.kind.name().to_string(),
-            }
-        }
-        CrashKind::Exit => format!("exit at {site}"),
+            ),
+        ),
+        CrashKind::Exception => at_site(crash, format!("exception {}", p.class)),
+        CrashKind::Warning | CrashKind::Fatal | CrashKind::HarnessDied => at_site(
+            crash,
+            format!(
+                "{} {} \"{}\"",
+                crash.kind.name(),
+                p.class,
+                normalize_message(&p.message)
+            ),
+        ),
+        CrashKind::Exit => at_site(crash, "exit".to_string()),
     }
 }
 
-/// The calling function an exception's signature names, if any: two
-/// crashes told apart only by it must read differently in a summary.
-pub(crate) fn caller_in_signature(signature: &str) -> Option<&str> {
-    if !signature.starts_with("exception ") {
+/// The frames a crash's signature names, innermost first: the top
+/// [`TOP_FRAMES`] functions, each once; only the first for the kinds caught
+/// wherever the process happened to be. libFuzzer's `DEDUP_TOKEN` is made
+/// of their functions.
+pub fn signature_frames(crash: &Crash) -> Vec<&Frame> {
+    let frames = &crash.problem.frames;
+    if caught_anywhere(crash.kind) {
+        return frames.first().into_iter().collect();
+    }
+    let mut seen: Vec<(String, &str)> = Vec::new();
+    let mut top = Vec::with_capacity(TOP_FRAMES);
+    for frame in frames {
+        let key = (function_name(&frame.function), frame.file.as_str());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        top.push(frame);
+        if top.len() == TOP_FRAMES {
+            break;
+        }
+    }
+    top
+}
+
+/// The calls below the crash's function that its signature names, for a
+/// summary: `Parser::value():80 < Parser::parse():31`; `None` without any.
+pub fn callers_in_signature(crash: &Crash) -> Option<String> {
+    if caught_anywhere(crash.kind) {
         return None;
     }
-    signature
-        .rsplit_once(CALLER_SEPARATOR)
-        .map(|(_, caller)| caller)
+    let frames = signature_frames(crash);
+    let callers: Vec<String> = frames
+        .iter()
+        .skip(1)
+        .map(|f| format!("{}():{}", function_name(&f.function), f.line))
+        .collect();
+    (!callers.is_empty()).then(|| callers.join(" < "))
 }
 
-const CALLER_SEPARATOR: &str = " < ";
+/// Kinds whose place moves from run to run: where a loop was interrupted,
+/// where memory finally ran out, where a process died without a word.
+fn caught_anywhere(kind: CrashKind) -> bool {
+    matches!(
+        kind,
+        CrashKind::Timeout
+            | CrashKind::OutOfMemory
+            | CrashKind::StackOverflow
+            | CrashKind::HarnessDied
+    )
+}
+
+/// `WHAT at FILE:LINE in f < g at FILE:LINE < h at FILE:LINE`.
+fn at_site(crash: &Crash, what: String) -> String {
+    let p = &crash.problem;
+    let mut key = what;
+    if p.file.is_empty() {
+        key.push_str(" at unknown location");
+    } else {
+        key.push_str(&format!(" at {}:{}", p.file, p.line));
+    }
+    let frames = signature_frames(crash);
+    if let Some(first) = frames.first() {
+        key.push_str(&format!(" in {}", function_name(&first.function)));
+    }
+    for frame in frames.iter().skip(1) {
+        key.push_str(&format!(
+            " < {} at {}:{}",
+            function_name(&frame.function),
+            frame.file,
+            frame.line
+        ));
+    }
+    key
+}
+
+/// `WHAT in FUNCTION (FILE)`, or where it was when no function is known.
+fn caught_somewhere(crash: &Crash, what: String) -> String {
+    let p = &crash.problem;
+    match named_function(crash) {
+        Some(frame) => format!(
+            "{what} in {} ({})",
+            function_name(&frame.function),
+            frame.file
+        ),
+        None if !p.file.is_empty() => format!("{what} at {}:{}", p.file, p.line),
+        None => what,
+    }
+}
+
+/// The first frame, if it names a function.
+fn named_function(crash: &Crash) -> Option<&Frame> {
+    crash
+        .problem
+        .frames
+        .first()
+        .filter(|f| !f.function.is_empty())
+}
 
 /// A function's name whether PHP's stack named it (`A->f()`) or the block
 /// map did (`A::f`): a hang found by either is the same bug.
@@ -84,70 +163,10 @@ fn function_name(function: &str) -> String {
     function.trim_end_matches("()").replace("->", "::")
 }
 
-/// The functions below the crash site, innermost first, each once: a
-/// recursive parser reaches one bug through any depth of recursion.
-fn callers(crash: &Crash) -> impl Iterator<Item = &str> {
-    let frames = &crash.problem.frames;
-    let mut seen: Vec<&str> = frames
-        .first()
-        .map(|f| f.function.as_str())
-        .into_iter()
-        .collect();
-    frames
-        .iter()
-        .skip(1)
-        .map(|f| f.function.as_str())
-        .filter(move |&function| {
-            if seen.contains(&function) {
-                return false;
-            }
-            seen.push(function);
-            true
-        })
-}
-
-/// Masks the parts of a message that quote the input: quoted strings and numbers.
-pub fn normalize_message(message: &str) -> String {
-    let first_line = message.lines().next().unwrap_or("");
-    let mut out = String::with_capacity(first_line.len());
-    let mut chars = first_line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' | '\'' => {
-                let mut quoted = String::new();
-                let mut closed = false;
-                for d in chars.by_ref() {
-                    if d == c {
-                        closed = true;
-                        break;
-                    }
-                    quoted.push(d);
-                }
-                out.push(c);
-                out.push('…');
-                if closed {
-                    out.push(c);
-                }
-            }
-            '0'..='9' => {
-                while chars
-                    .peek()
-                    .is_some_and(|d| d.is_ascii_alphanumeric() || *d == '.')
-                {
-                    chars.next();
-                }
-                out.push('N');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use php_fuzz_harness::{Frame, Problem};
+    use php_fuzz_harness::Problem;
 
     fn crash(kind: CrashKind, message: &str, line: u32, frames: Vec<Frame>) -> Crash {
         Crash {
@@ -173,99 +192,161 @@ mod tests {
         }
     }
 
+    /// A warning inside `pack()`, called at line 26 from `hexByte()`.
+    fn pack_warning(character: char) -> Crash {
+        crash(
+            CrashKind::Warning,
+            &format!("pack(): Type H: illegal hex digit {character}"),
+            26,
+            vec![
+                frame("pack()", 26),
+                frame("RtfText::hexByte()", 15),
+                frame("RtfText::decode()", 31),
+                frame("{closure}()", 3),
+            ],
+        )
+    }
+
     #[test]
-    fn warnings_quoting_the_input_are_one_bug() {
-        let a = crash(
-            CrashKind::Warning,
-            r#"Undefined array key "abc""#,
-            10,
-            vec![],
-        );
-        let b = crash(
-            CrashKind::Warning,
-            r#"Undefined array key "zz""#,
-            10,
-            vec![],
-        );
-        let c = crash(
-            CrashKind::Warning,
-            "Uninitialized string offset 17",
-            10,
-            vec![],
-        );
-        let d = crash(
-            CrashKind::Warning,
-            "Uninitialized string offset 3",
-            10,
-            vec![],
-        );
+    fn a_warning_quoting_the_input_is_one_bug() {
+        assert_eq!(signature(&pack_warning('x')), signature(&pack_warning('"')));
+        assert_eq!(signature(&pack_warning('x')), signature(&pack_warning(' ')));
+        let key = |k: &str| {
+            signature(&crash(
+                CrashKind::Warning,
+                &format!("Undefined array key {k}"),
+                10,
+                vec![frame("f()", 10)],
+            ))
+        };
+        assert_eq!(key(r#""abc""#), key("7"));
+        assert_eq!(key(r#""a"b""#), key(r#""""#));
+    }
+
+    #[test]
+    fn the_message_is_not_the_identity_of_an_exception() {
+        let mut a = crash(CrashKind::Exception, "bad 1", 5, vec![frame("P->f()", 5)]);
+        a.problem.class = "TypeError".into();
+        let mut b = a.clone();
+        b.problem.message = "something else entirely".into();
         assert_eq!(signature(&a), signature(&b));
-        assert_eq!(signature(&c), signature(&d));
+        let mut c = a.clone();
+        c.problem.class = "ValueError".into();
         assert_ne!(signature(&a), signature(&c));
     }
 
     #[test]
-    fn the_same_warning_elsewhere_is_another_bug() {
-        let a = crash(CrashKind::Warning, "Undefined variable $x", 10, vec![]);
-        let b = crash(CrashKind::Warning, "Undefined variable $x", 11, vec![]);
+    fn two_warnings_at_one_place_are_told_apart_by_their_wording() {
+        let a = crash(CrashKind::Warning, "Undefined array key 1", 10, vec![]);
+        let b = crash(
+            CrashKind::Warning,
+            "Trying to access array offset on value of type null",
+            10,
+            vec![],
+        );
         assert_ne!(signature(&a), signature(&b));
     }
 
     #[test]
-    fn exceptions_differ_by_caller_but_not_by_message_or_recursion_depth() {
-        let mut a = crash(
-            CrashKind::Exception,
-            "bad 1",
-            5,
-            vec![
-                frame("P->f()", 5),
-                frame("P->g()", 20),
-                frame("{closure}()", 3),
-            ],
-        );
-        a.problem.class = "TypeError".into();
-        let mut b = a.clone();
-        b.problem.message = "bad 2".into();
-        assert_eq!(signature(&a), signature(&b));
-        let mut deeper = a.clone();
-        deeper.problem.frames = vec![
-            frame("P->f()", 5),
-            frame("P->g()", 22),
-            frame("P->f()", 9),
-            frame("P->g()", 20),
-            frame("P->g()", 20),
-            frame("{closure}()", 3),
-        ];
-        assert_eq!(
-            signature(&a),
-            signature(&deeper),
-            "the same bug at another recursion depth"
-        );
-        let mut other_caller = a.clone();
-        other_caller.problem.frames[1].function = "P->h()".into();
-        assert_ne!(signature(&a), signature(&other_caller));
-        assert_eq!(caller_in_signature(&signature(&a)), Some("P->g()"));
-        assert_eq!(
-            caller_in_signature(&signature(&other_caller)),
-            Some("P->h()")
-        );
-        let mut other_path = a.clone();
-        other_path.problem.frames[2].function = "Entry::point()".into();
-        assert_eq!(
-            signature(&a),
-            signature(&other_path),
-            "one bug reached along another path further up"
-        );
-        let mut other_site = a.clone();
-        other_site.problem.line = 6;
-        assert_ne!(signature(&a), signature(&other_site));
+    fn the_same_message_elsewhere_is_another_bug() {
+        let a = crash(CrashKind::Warning, "Undefined array key 1", 10, vec![]);
+        let b = crash(CrashKind::Warning, "Undefined array key 1", 11, vec![]);
+        assert_ne!(signature(&a), signature(&b));
     }
 
     #[test]
-    fn timeouts_in_one_function_are_one_bug() {
-        let a = crash(CrashKind::Timeout, "", 5, vec![frame("P->loop()", 5)]);
-        let b = crash(CrashKind::Timeout, "", 7, vec![frame("P->loop()", 7)]);
+    fn the_top_three_frames_decide_and_deeper_ones_do_not() {
+        let stack = |frames: Vec<Frame>| {
+            let mut c = crash(CrashKind::Exception, "m", 5, frames);
+            c.problem.class = "TypeError".into();
+            c
+        };
+        let a = stack(vec![
+            frame("P->f()", 5),
+            frame("P->g()", 20),
+            frame("P->h()", 30),
+            frame("Entry::one()", 40),
+        ]);
+        let other_path_below = stack(vec![
+            frame("P->f()", 5),
+            frame("P->g()", 20),
+            frame("P->h()", 30),
+            frame("Entry::two()", 50),
+            frame("{closure}()", 3),
+        ]);
+        assert_eq!(signature(&a), signature(&other_path_below));
+        let other_caller = stack(vec![
+            frame("P->f()", 5),
+            frame("P->k()", 25),
+            frame("P->h()", 30),
+        ]);
+        assert_ne!(signature(&a), signature(&other_caller));
+        let third_frame_differs = stack(vec![
+            frame("P->f()", 5),
+            frame("P->g()", 20),
+            frame("P->other()", 60),
+        ]);
+        assert_ne!(signature(&a), signature(&third_frame_differs));
+        let called_from_another_line = stack(vec![
+            frame("P->f()", 5),
+            frame("P->g()", 21),
+            frame("P->h()", 30),
+        ]);
+        assert_ne!(signature(&a), signature(&called_from_another_line));
+        let mut other_site = a.clone();
+        other_site.problem.line = 6;
+        assert_ne!(signature(&a), signature(&other_site));
+        assert_eq!(
+            callers_in_signature(&a).as_deref(),
+            Some("P::g():20 < P::h():30")
+        );
+    }
+
+    #[test]
+    fn recursion_depth_does_not_count() {
+        let stack = |frames: Vec<Frame>| {
+            let mut c = crash(CrashKind::Exception, "m", 5, frames);
+            c.problem.class = "TypeError".into();
+            c
+        };
+        let shallow = stack(vec![
+            frame("P->f()", 5),
+            frame("P->g()", 20),
+            frame("{closure}()", 3),
+        ]);
+        let deep = stack(vec![
+            frame("P->f()", 5),
+            frame("P->f()", 9),
+            frame("P->f()", 9),
+            frame("P->g()", 20),
+            frame("P->g()", 22),
+            frame("{closure}()", 3),
+        ]);
+        assert_eq!(signature(&shallow), signature(&deep));
+        let names: Vec<&str> = signature_frames(&deep)
+            .iter()
+            .map(|f| f.function.as_str())
+            .collect();
+        assert_eq!(names, ["P->f()", "P->g()", "{closure}()"]);
+    }
+
+    #[test]
+    fn timeouts_in_one_function_are_one_bug_whoever_called_it() {
+        let a = crash(
+            CrashKind::Timeout,
+            "",
+            5,
+            vec![frame("P->loop()", 5), frame("a()", 1)],
+        );
+        let b = crash(
+            CrashKind::Timeout,
+            "",
+            7,
+            vec![frame("P->loop()", 7), frame("b()", 2)],
+        );
         assert_eq!(signature(&a), signature(&b));
+        assert_eq!(signature_frames(&a).len(), 1);
+        assert_eq!(callers_in_signature(&a), None);
     }
 
     #[test]
@@ -294,12 +375,13 @@ mod tests {
     }
 
     #[test]
-    fn normalization_keeps_words() {
+    fn signatures_read_as_what_where_and_how_it_got_there() {
         assert_eq!(
-            normalize_message("Undefined offset: 12 in 'x'"),
-            "Undefined offset: N in '…'"
+            signature(&pack_warning('x')),
+            "warning Warning \"pack(): Type …: illegal hex digit …\" at /lib/P.php:26 \
+             in pack < RtfText::hexByte at /lib/P.php:15 < RtfText::decode at /lib/P.php:31"
         );
-        assert_eq!(normalize_message("unterminated \"abc"), "unterminated \"…");
-        assert_eq!(normalize_message("line one\nline 2"), "line one");
+        let hang = crash(CrashKind::Timeout, "", 5, vec![frame("P->spin()", 5)]);
+        assert_eq!(signature(&hang), "timeout in P::spin (/lib/P.php)");
     }
 }

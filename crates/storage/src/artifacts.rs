@@ -9,7 +9,7 @@ use crate::{
 };
 
 /// The readable sidecar saved next to each crash input (`<artifact>.json`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct CrashRecord {
     /// `exception`, `warning`, `timeout`, `fatal-error`, `out-of-memory`…
     pub kind: String,
@@ -19,8 +19,13 @@ pub struct CrashRecord {
     pub file: String,
     pub line: u32,
     pub trace: String,
-    /// What deduplication compares: kind, class and crash site.
+    /// What deduplication compares (docs/dedup.md), as the php-fuzz that
+    /// wrote it had it; recomputed from the fields above when read back.
     pub signature: String,
+    /// Times this finding was hit, over the campaigns that used this
+    /// directory (updated as each ends); 0 in reports older than the field.
+    #[serde(default)]
+    pub hits: u64,
     pub input_file: String,
     pub input_size: usize,
     pub sha1: String,
@@ -92,6 +97,11 @@ impl ArtifactDir {
         &self.dir
     }
 
+    /// Whether each artifact gets a report beside it (php-fuzz's naming).
+    pub fn writes_reports(&self) -> bool {
+        self.naming == ArtifactNaming::WithReport
+    }
+
     /// The path `target`'s crash input would be saved at. With reports:
     /// `<prefix>-<sha1>.txt`, unless a crash of another target sharing the
     /// directory already has that name; then
@@ -144,19 +154,29 @@ impl ArtifactDir {
         }
         write_atomically(&input_path, input)?;
         let sidecar = input_path.with_extension("json");
-        let mut json =
-            serde_json::to_vec_pretty(record).map_err(|source| StorageError::Sidecar {
-                path: sidecar.clone(),
-                source,
-            })?;
-        json.push(b'\n');
         // The same input found again (perhaps by another process) with a
         // different report: keep the newest.
-        replace_atomically(&sidecar, &json)?;
+        ArtifactDir::rewrite_record(&sidecar, record)?;
         Ok(SavedArtifact {
             input: input_path,
             sidecar,
         })
+    }
+
+    /// The report at `sidecar` as it is on disk now.
+    pub fn read_record(sidecar: &Path) -> Option<CrashRecord> {
+        serde_json::from_slice(&fs::read(sidecar).ok()?).ok()
+    }
+
+    /// Writes `record` over the report at `sidecar`, atomically.
+    pub fn rewrite_record(sidecar: &Path, record: &CrashRecord) -> Result<(), StorageError> {
+        let mut json =
+            serde_json::to_vec_pretty(record).map_err(|source| StorageError::Sidecar {
+                path: sidecar.to_path_buf(),
+                source,
+            })?;
+        json.push(b'\n');
+        replace_atomically(sidecar, &json)
     }
 
     /// Crash reports already in the directory, for deduplicating across runs.
@@ -209,6 +229,7 @@ mod tests {
             line: 3,
             trace: "#0 f() at /t.php:3\n".into(),
             signature: "exception TypeError /t.php:3".into(),
+            hits: 1,
             input_file: String::new(),
             input_size: 0,
             sha1: String::new(),
@@ -235,6 +256,19 @@ mod tests {
         assert_eq!(existing.len(), 1);
         assert_eq!(existing[0].1, rec);
         assert_eq!(existing[0].1.input_size, input.len());
+    }
+
+    #[test]
+    fn a_report_older_than_the_hit_count_reads_back_with_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut old = serde_json::to_value(record()).unwrap();
+        old.as_object_mut().unwrap().remove("hits");
+        let sidecar = dir.path().join("crash-x.json");
+        fs::write(&sidecar, old.to_string()).unwrap();
+        let read = ArtifactDir::read_record(&sidecar).unwrap();
+        assert_eq!(read.hits, 0);
+        ArtifactDir::rewrite_record(&sidecar, &CrashRecord { hits: 7, ..read }).unwrap();
+        assert_eq!(ArtifactDir::read_record(&sidecar).unwrap().hits, 7);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use php_fuzz_engine::{Event, StatusLine};
+use php_fuzz_engine::{Event, StatusLine, signature_frames};
 use php_fuzz_harness::{Crash, CrashKind, Frame};
 
 /// `#N\tNEW    cov: X ft: Y corp: A/Bb lim: L exec/s: E rss: RMb L: l/m MS: ...`
@@ -123,7 +123,8 @@ pub fn crash_report(crash: &Crash, context: &ReportContext<'_>) -> String {
 }
 
 /// The crash's PHP frames as sanitizer frames, innermost first, then a
-/// `DEDUP_TOKEN:` line of the top three functions; no newline at the end:
+/// `DEDUP_TOKEN:` line of the functions its signature names; no newline at
+/// the end:
 /// `    #0 0x7f3a9c1e2b40 in Acme\Parser::number /src/lib/Parser.php:262`.
 pub fn sanitizer_frames(crash: &Crash) -> String {
     let problem = &crash.problem;
@@ -143,7 +144,6 @@ pub fn sanitizer_frames(crash: &Crash) -> String {
         &problem.frames
     };
     let mut out = String::new();
-    let mut functions = Vec::new();
     for (i, frame) in frames.iter().enumerate() {
         let function = sanitizer_function(&frame.function);
         // A space would end the file name in ClusterFuzz's frame regex.
@@ -154,12 +154,26 @@ pub fn sanitizer_frames(crash: &Crash) -> String {
             pseudo_address(&frame.file, frame.line, &frame.function),
             frame.line
         );
-        if functions.len() < 3 {
-            functions.push(function);
-        }
     }
-    let _ = write!(out, "DEDUP_TOKEN: {}", functions.join("--"));
+    let _ = write!(out, "DEDUP_TOKEN: {}", dedup_token(crash, frames));
     out
+}
+
+/// The functions of the frames php-fuzz's signature names (docs/dedup.md):
+/// the top three, each once (recursion collapsed); one for a hang, an
+/// out-of-memory or a runaway recursion. `f1--f2--f3`, as libFuzzer prints it.
+fn dedup_token(crash: &Crash, frames: &[Frame]) -> String {
+    let named = signature_frames(crash);
+    let named: Vec<&Frame> = if named.is_empty() {
+        frames.iter().take(1).collect()
+    } else {
+        named
+    };
+    named
+        .iter()
+        .map(|f| sanitizer_function(&f.function))
+        .collect::<Vec<_>>()
+        .join("--")
 }
 
 /// PHP's `Class->method()` as `Class::method`; no spaces.
@@ -257,6 +271,33 @@ mod tests {
             sanitizer_frames(&crash(CrashKind::Exception)),
             "stable"
         );
+    }
+
+    #[test]
+    fn the_dedup_token_names_the_signatures_frames() {
+        let frame = |function: &str, line| Frame {
+            file: "/src/P.php".into(),
+            line,
+            function: function.into(),
+        };
+        let mut recursion = crash(CrashKind::Exception);
+        recursion.problem.frames = vec![
+            frame("P->f()", 5),
+            frame("P->f()", 9),
+            frame("P->f()", 9),
+            frame("P->g()", 20),
+            frame("P->h()", 30),
+            frame("{closure}()", 3),
+        ];
+        let text = sanitizer_frames(&recursion);
+        assert_eq!(text.lines().count(), 7, "every frame is printed: {text}");
+        assert!(text.ends_with("\nDEDUP_TOKEN: P::f--P::g--P::h"), "{text}");
+        let mut hang = recursion.clone();
+        hang.kind = CrashKind::Timeout;
+        assert!(sanitizer_frames(&hang).ends_with("\nDEDUP_TOKEN: P::f"));
+        let mut nowhere = crash(CrashKind::Exception);
+        nowhere.problem.frames.clear();
+        assert!(sanitizer_frames(&nowhere).ends_with("\nDEDUP_TOKEN: {main}"));
     }
 
     #[test]

@@ -1,0 +1,298 @@
+//! A PHP message without what the input put into it: the wording that tells
+//! one kind of warning from another ("Undefined array key …" against
+//! "Trying to access array offset on value of type …"), never the key, the
+//! character or the number that differ from one input to the next.
+
+/// The mask that stands for every part taken out.
+const MASK: char = '…';
+
+/// Stands for a quoted string while the line is cut into words.
+const QUOTED: char = '\u{e000}';
+
+/// After these words PHP names a type, a class or a function, which often
+/// comes from the input (`of type null`, `class Foo`, `function foo()`).
+const NAMING_WORDS: [&str; 6] = ["type", "class", "interface", "trait", "enum", "function"];
+
+/// Masks the parts of a message's first line that quote the input: quoted
+/// strings (to the last matching quote of the message, newlines included,
+/// or to its end when none closes), numbers, single characters (`illegal hex digit x`, whatever
+/// the character, a space or a quote included), class and function names
+/// (qualified `A\B`, `A::b`, camel case `stdClass`, or after `class`,
+/// `type`, `function`…), and words with bytes outside ASCII. Each masked
+/// part becomes one `…`.
+pub fn normalize_message(message: &str) -> String {
+    // Quotes first: a quoted key may hold a newline.
+    let masked = mask_quotes(message);
+    let quoted = masked.split('\n').next().unwrap_or("");
+    let trimmed = quoted.trim_end();
+    let mut out = String::with_capacity(trimmed.len());
+    let mut after_naming_word = false;
+    for (n, chunk) in trimmed.split(' ').enumerate() {
+        if n > 0 {
+            out.push(' ');
+        }
+        after_naming_word = normalize_chunk(chunk, after_naming_word, &mut out);
+    }
+    if trimmed.len() < quoted.len() {
+        // The line ended in a space or another blank: a character of the input.
+        out.push(' ');
+        push_mask(&mut out);
+    }
+    out
+}
+
+/// Replaces each quoted string by [`QUOTED`]. A quote between two letters
+/// (`don't`) quotes nothing.
+fn mask_quotes(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let inside_word = i > 0
+            && chars[i - 1].is_ascii_alphanumeric()
+            && chars.get(i + 1).is_some_and(char::is_ascii_alphanumeric);
+        if (c == '"' || c == '\'') && !inside_word {
+            let close = chars[i + 1..].iter().rposition(|&d| d == c);
+            out.push(QUOTED);
+            i = close.map_or(chars.len(), |at| i + 1 + at + 1);
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// Normalizes one space-separated part of the line into `out`; returns
+/// whether it was a word after which PHP names a type, class or function.
+fn normalize_chunk(chunk: &str, after_naming_word: bool, out: &mut String) -> bool {
+    let single = {
+        let mut chars = chunk.chars();
+        chars.next().is_some() && chars.next().is_none()
+    };
+    if chunk.is_empty() || single || chunk.contains("::") || chunk.contains("->") {
+        // Two spaces in a row, a lone character, or a method or property.
+        push_mask(out);
+        return false;
+    }
+    let chars: Vec<char> = chunk.chars().collect();
+    let mut i = 0;
+    let mut first_word = true;
+    let mut last_word = String::new();
+    while i < chars.len() {
+        let c = chars[i];
+        if c == QUOTED {
+            push_mask(out);
+            i += 1;
+        } else if starts_number(&chars, i) {
+            i = skip_number(&chars, i);
+            push_mask(out);
+        } else if is_word_char(c) {
+            let end = word_end(&chars, i);
+            let word: String = chars[i..end].iter().collect();
+            if (first_word && after_naming_word) || comes_from_input(&word) {
+                push_mask(out);
+            } else {
+                out.push_str(&word);
+            }
+            first_word = false;
+            last_word = word;
+            i = end;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    NAMING_WORDS.contains(&last_word.as_str())
+        && !chunk.ends_with(|c: char| c.is_ascii_punctuation())
+}
+
+/// Letters, digits, `_`, `\` and `$` make words; so do bytes outside ASCII
+/// and control characters, which only the input puts into a message.
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '\\' || c == '$' || !c.is_ascii() || c.is_control()
+}
+
+/// Past the word starting at `i`; an apostrophe between letters (`Can't`)
+/// is part of it.
+fn word_end(chars: &[char], i: usize) -> usize {
+    let mut j = i;
+    while j < chars.len() {
+        let apostrophe =
+            chars[j] == '\'' && j > i && chars.get(j + 1).is_some_and(char::is_ascii_alphanumeric);
+        if !is_word_char(chars[j]) && !apostrophe {
+            break;
+        }
+        j += 1;
+    }
+    j
+}
+
+/// A word PHP took from the input or from the code being run, not from its
+/// own wording.
+fn comes_from_input(word: &str) -> bool {
+    let mut chars = word.chars();
+    let one_char = chars.next().is_some() && chars.next().is_none();
+    let camel_case = word
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    one_char
+        || camel_case
+        || word.contains('\\')
+        || word.chars().any(|c| !c.is_ascii() || c.is_control())
+}
+
+/// A number starts here: a digit, or a sign before one that no word precedes.
+fn starts_number(chars: &[char], i: usize) -> bool {
+    let c = chars[i];
+    if c.is_ascii_digit() {
+        return i == 0 || !is_word_char(chars[i - 1]);
+    }
+    (c == '-' || c == '+')
+        && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+        && (i == 0 || !is_word_char(chars[i - 1]))
+}
+
+/// Past the number starting at `i`: its sign, digits, letters (`0x1f`,
+/// `1e5`) and dots (`3.25`).
+fn skip_number(chars: &[char], mut i: usize) -> usize {
+    i += 1;
+    while chars
+        .get(i)
+        .is_some_and(|d| d.is_ascii_alphanumeric() || *d == '.' || *d == '_')
+    {
+        i += 1;
+    }
+    i
+}
+
+/// One `…` for any run of masked parts.
+fn push_mask(out: &mut String) {
+    if !out.ends_with(MASK) {
+        out.push(MASK);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_character_of_the_input_is_masked_whatever_it_is() {
+        let expected = "pack(): Type …: illegal hex digit …";
+        for byte in 0..=255u8 {
+            if byte.is_ascii_hexdigit() {
+                continue;
+            }
+            let raw = [b"pack(): Type H: illegal hex digit ".as_slice(), &[byte]].concat();
+            let message = String::from_utf8_lossy(&raw);
+            assert_eq!(
+                normalize_message(&message),
+                expected,
+                "byte {byte:#04x}: {message:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_key_named_by_the_input_is_masked_whatever_it_holds() {
+        let expected = "Undefined array key …";
+        for key in [
+            r#""abc""#,
+            r#""""#,
+            r#""rd"ez""#,
+            r#""it's""#,
+            r#""a b  c""#,
+            "\"a\nb\"",
+            "\"\"edr\nx\"",
+            "\"a\" bc\nd\"",
+            r#""\""#,
+            "\"\u{fffd}\u{fffd}\"",
+            "7",
+            "-12",
+            "3.25",
+        ] {
+            let message = format!("Undefined array key {key}");
+            assert_eq!(normalize_message(&message), expected, "{message:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_types_and_names_from_the_input_are_masked() {
+        assert_eq!(
+            normalize_message("Uninitialized string offset 17"),
+            normalize_message("Uninitialized string offset -3")
+        );
+        assert_eq!(
+            normalize_message("Trying to access array offset on value of type null"),
+            "Trying to access array offset on value of type …"
+        );
+        assert_eq!(
+            normalize_message("Trying to access array offset on value of type bool"),
+            normalize_message("Trying to access array offset on value of type int")
+        );
+        assert_eq!(
+            normalize_message("Object of class stdClass could not be converted to string"),
+            "Object of class … could not be converted to string"
+        );
+        assert_eq!(
+            normalize_message("Call to undefined method Foo::bar()"),
+            "Call to undefined method …"
+        );
+        assert_eq!(
+            normalize_message("Call to undefined function foo()"),
+            "Call to undefined function …()"
+        );
+        assert_eq!(
+            normalize_message(r"Class App\Model\User not found"),
+            "Class … not found"
+        );
+        assert_eq!(
+            normalize_message("Undefined offset: 12 in 'x'"),
+            "Undefined offset: … in …"
+        );
+    }
+
+    #[test]
+    fn phps_own_wording_stays() {
+        for message in [
+            "A non-numeric value encountered",
+            "Array to string conversion",
+            "Undefined variable $name",
+            "Division by zero",
+            "iconv(): Detected an illegal character in input string",
+            "the harness died (killed by signal 11 (SIGSEGV))",
+            "Can't do that",
+        ] {
+            let normalized = normalize_message(message);
+            assert!(
+                normalized
+                    .split(['…', ' '])
+                    .filter(|w| w.len() > 2)
+                    .all(|w| message.contains(w)),
+                "{message:?} -> {normalized:?}"
+            );
+        }
+        assert_eq!(
+            normalize_message("Undefined variable $name"),
+            "Undefined variable $name"
+        );
+        assert_eq!(normalize_message("Can't do that"), "Can't do that");
+        assert_ne!(
+            normalize_message("Undefined array key 1"),
+            normalize_message("Trying to access array offset on value of type null")
+        );
+        assert_ne!(
+            normalize_message("the harness died (killed by signal 11 (SIGSEGV))"),
+            normalize_message("the harness died (killed by signal 9 (SIGKILL))")
+        );
+    }
+
+    #[test]
+    fn only_the_first_line_counts() {
+        assert_eq!(normalize_message("line one\nline 2"), "line one");
+        assert_eq!(normalize_message("unterminated \"abc"), "unterminated …");
+    }
+}
