@@ -1,0 +1,1 @@
+"""scripts/evaluate's parts: campaigns, statistics, report (docs/evaluate.md)."""
