@@ -32,7 +32,16 @@ fn an_evaluation_writes_the_report_with_every_figure() {
     let out = tempfile::tempdir().unwrap();
     let output = Command::new(python)
         .arg(repo().join("scripts/evaluate"))
-        .args(["--trials", "2", "--seconds", "2", "--config", "cmp=", "--config", "nocmp=--no-cmp"])
+        .args([
+            "--trials",
+            "2",
+            "--seconds",
+            "2",
+            "--config",
+            "cmp=",
+            "--config",
+            "nocmp=--no-cmp",
+        ])
         .arg("--out")
         .arg(out.path())
         .arg("--php-fuzz")
@@ -43,7 +52,10 @@ fn an_evaluation_writes_the_report_with_every_figure() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("[8/8] "), "progress counts the runs: {stderr}");
+    assert!(
+        stderr.contains("[8/8] "),
+        "progress counts the runs: {stderr}"
+    );
     assert!(stderr.contains("min left"), "{stderr}");
 
     let report: serde_json::Value =
@@ -55,14 +67,25 @@ fn an_evaluation_writes_the_report_with_every_figure() {
     for config in ["cmp", "nocmp"] {
         let final_coverage = &json_parser["final_coverage"][config];
         assert_eq!(final_coverage["values"].as_array().unwrap().len(), 2);
-        assert!(final_coverage["median"].as_f64().unwrap() > 50.0, "{final_coverage}");
+        assert!(
+            final_coverage["median"].as_f64().unwrap() > 50.0,
+            "{final_coverage}"
+        );
         assert!(json_parser["execs_per_sec"][config].as_f64().unwrap() > 0.0);
-        assert!(!json_parser["coverage_over_time"][config].as_array().unwrap().is_empty());
+        assert!(
+            !json_parser["coverage_over_time"][config]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
     }
     let pair = &json_parser["pairwise"][0];
     let p = pair["p_value"].as_f64().unwrap();
     let a12 = pair["a12"].as_f64().unwrap();
-    assert!((0.0..=1.0).contains(&p) && (0.0..=1.0).contains(&a12), "{pair}");
+    assert!(
+        (0.0..=1.0).contains(&p) && (0.0..=1.0).contains(&a12),
+        "{pair}"
+    );
     let findings = json_parser["findings"].as_object().unwrap();
     assert!(!findings.is_empty(), "the planted bugs are found in 2 s");
     for by_config in findings.values() {
@@ -70,10 +93,16 @@ fn an_evaluation_writes_the_report_with_every_figure() {
     }
     let ranks = report["mean_rank"].as_object().unwrap();
     let sum: f64 = ranks.values().map(|r| r.as_f64().unwrap()).sum();
-    assert!((sum - 3.0).abs() < 1e-9, "two configurations' ranks add up to 1 + 2: {ranks:?}");
+    assert!(
+        (sum - 3.0).abs() < 1e-9,
+        "two configurations' ranks add up to 1 + 2: {ranks:?}"
+    );
 
     let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
-    assert!(html.contains("<svg") && html.contains("<polygon"), "inline plots with IQR bands");
+    assert!(
+        html.contains("<svg") && html.contains("<polygon"),
+        "inline plots with IQR bands"
+    );
     assert!(!html.contains("<script"), "no script");
     assert!(html.contains("Mann-Whitney") && html.contains("A12"));
 }

@@ -882,9 +882,12 @@ fn build_batch(
     };
     let limit = state.length.limit();
     let candidates = match cmp {
-        Some(cmp) => cmp.fill_batch(scratch, size.div_ceil(2), |id| {
-            state.corpus.get(id).data.len()
-        }),
+        Some(cmp) => cmp.fill_batch(
+            scratch,
+            size.div_ceil(2),
+            |id| state.corpus.get(id).data.len(),
+            |parent_len| limit.max(parent_len).min(state.max_len),
+        ),
         None => 0,
     };
     for _ in candidates..size {

@@ -272,21 +272,30 @@ impl CmpFeedback {
         }
     }
 
-    /// Moves up to `max` pending candidates into `scratch`.
+    /// Moves up to `max` pending candidates into `scratch`, dropping those
+    /// longer than `length_limit(parent length)`.
     pub fn fill_batch(
         &mut self,
         scratch: &mut Scratch,
         max: usize,
         parent_len: impl Fn(EntryId) -> usize,
+        length_limit: impl Fn(usize) -> usize,
     ) -> usize {
         let mut added = 0;
         while added < max {
             let Some(pending) = self.candidates.pop_front() else {
                 break;
             };
+            let parent_len = parent_len(pending.parent);
+            // Like every mutant, a candidate obeys length control: longer
+            // than the limit (or its parent, which the limit never cuts), it
+            // is dropped rather than run.
+            if pending.candidate.data.len() > length_limit(parent_len) {
+                continue;
+            }
             scratch.push_candidate(
                 pending.parent,
-                parent_len(pending.parent),
+                parent_len,
                 &pending.candidate.data,
                 &pending.candidate.token,
             );
