@@ -9,10 +9,10 @@
 //!   normalized first ([`normalize_message`]): "Undefined array key …"
 //!   and "Trying to access array offset on value of type …" at one place
 //!   are two bugs, `"abc"` and `7` as the key are one.
-//! - **Where:** the file and line, and the top three frames of the PHP
-//!   stack (function, and the line of each call), each function once so
-//!   that recursion depth does not count. php-fuzz's own frames are gone
-//!   already (the harness hides its runtime).
+//! - **Where:** the file and line, and the functions of the top three
+//!   frames of the PHP stack, with recursion collapsed so that neither its
+//!   depth nor its path counts. php-fuzz's own frames are gone already
+//!   (the harness hides its runtime).
 //! - **Hangs, memory exhaustion, runaway recursion and silent deaths** are
 //!   caught wherever the process happened to be: their place is the
 //!   function they were caught in, with no lines and no callers.
@@ -20,7 +20,9 @@
 mod message;
 mod record;
 
-use php_fuzz_harness::{Crash, CrashKind, Frame};
+use std::collections::HashMap;
+
+use php_fuzz_harness::{Crash, CrashKind, Frame, INTERNAL_CALL_TIMEOUT};
 
 pub use message::normalize_message;
 pub use record::crash_from_record;
@@ -32,6 +34,10 @@ pub const TOP_FRAMES: usize = 3;
 pub fn signature(crash: &Crash) -> String {
     let p = &crash.problem;
     match crash.kind {
+        // Stuck inside one internal call: always caught at that call.
+        CrashKind::Timeout if p.class == INTERNAL_CALL_TIMEOUT => {
+            at_site(crash, "timeout in an internal call".to_string())
+        }
         CrashKind::Timeout | CrashKind::OutOfMemory | CrashKind::StackOverflow => {
             caught_somewhere(crash, crash.kind.name().to_string())
         }
@@ -59,26 +65,29 @@ pub fn signature(crash: &Crash) -> String {
 }
 
 /// The frames a crash's signature names, innermost first: the top
-/// [`TOP_FRAMES`] functions, each once; only the first for the kinds caught
-/// wherever the process happened to be. libFuzzer's `DEDUP_TOKEN` is made
-/// of their functions.
+/// [`TOP_FRAMES`] with recursion collapsed (after a frame comes the caller
+/// of that function's outermost call, so a call cycle such as
+/// `mapping < sequence < mapping` counts once); only the first for the
+/// kinds caught wherever the process happened to be. libFuzzer's
+/// `DEDUP_TOKEN` is made of their functions.
 pub fn signature_frames(crash: &Crash) -> Vec<&Frame> {
     let frames = &crash.problem.frames;
     if caught_anywhere(crash.kind) {
         return frames.first().into_iter().collect();
     }
-    let mut seen: Vec<(String, &str)> = Vec::new();
+    let keys: Vec<(String, &str)> = frames
+        .iter()
+        .map(|f| (function_name(&f.function), f.file.as_str()))
+        .collect();
+    let mut outermost: HashMap<&(String, &str), usize> = HashMap::with_capacity(keys.len());
+    for (index, key) in keys.iter().enumerate() {
+        outermost.insert(key, index);
+    }
     let mut top = Vec::with_capacity(TOP_FRAMES);
-    for frame in frames {
-        let key = (function_name(&frame.function), frame.file.as_str());
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key);
-        top.push(frame);
-        if top.len() == TOP_FRAMES {
-            break;
-        }
+    let mut index = 0;
+    while index < frames.len() && top.len() < TOP_FRAMES {
+        top.push(&frames[index]);
+        index = outermost[&keys[index]] + 1;
     }
     top
 }
@@ -110,7 +119,9 @@ fn caught_anywhere(kind: CrashKind) -> bool {
     )
 }
 
-/// `WHAT at FILE:LINE in f < g at FILE:LINE < h at FILE:LINE`.
+/// `WHAT at FILE:LINE in f < g (FILE) < h (FILE)`: the callers by
+/// function, as ClusterFuzz's crash state has them; one calling the
+/// crash's function from two lines is one finding.
 fn at_site(crash: &Crash, what: String) -> String {
     let p = &crash.problem;
     let mut key = what;
@@ -125,10 +136,9 @@ fn at_site(crash: &Crash, what: String) -> String {
     }
     for frame in frames.iter().skip(1) {
         key.push_str(&format!(
-            " < {} at {}:{}",
+            " < {} ({})",
             function_name(&frame.function),
-            frame.file,
-            frame.line
+            frame.file
         ));
     }
     key
@@ -290,9 +300,13 @@ mod tests {
         let called_from_another_line = stack(vec![
             frame("P->f()", 5),
             frame("P->g()", 21),
-            frame("P->h()", 30),
+            frame("P->h()", 31),
         ]);
-        assert_ne!(signature(&a), signature(&called_from_another_line));
+        assert_eq!(
+            signature(&a),
+            signature(&called_from_another_line),
+            "callers count by function, not by line"
+        );
         let mut other_site = a.clone();
         other_site.problem.line = 6;
         assert_ne!(signature(&a), signature(&other_site));
@@ -328,6 +342,22 @@ mod tests {
             .map(|f| f.function.as_str())
             .collect();
         assert_eq!(names, ["P->f()", "P->g()", "{closure}()"]);
+        // A parser's mapping inside a sequence inside a mapping: the cycle
+        // counts once, and the bug reads as when no sequence is around it.
+        let nested = stack(vec![
+            frame("Inline::parseMapping()", 5),
+            frame("Inline::parseSequence()", 399),
+            frame("Inline::parseMapping()", 507),
+            frame("Inline::parse()", 91),
+            frame("Parser->parseValue()", 797),
+        ]);
+        let plain = stack(vec![
+            frame("Inline::parseMapping()", 5),
+            frame("Inline::parse()", 91),
+            frame("Parser->parseValue()", 797),
+            frame("Parser->doParse()", 381),
+        ]);
+        assert_eq!(signature(&nested), signature(&plain));
     }
 
     #[test]
@@ -379,7 +409,7 @@ mod tests {
         assert_eq!(
             signature(&pack_warning('x')),
             "warning Warning \"pack(): Type …: illegal hex digit …\" at /lib/P.php:26 \
-             in pack < RtfText::hexByte at /lib/P.php:15 < RtfText::decode at /lib/P.php:31"
+             in pack < RtfText::hexByte (/lib/P.php) < RtfText::decode (/lib/P.php)"
         );
         let hang = crash(CrashKind::Timeout, "", 5, vec![frame("P->spin()", 5)]);
         assert_eq!(signature(&hang), "timeout in P::spin (/lib/P.php)");
