@@ -9,7 +9,7 @@ use php_fuzz_instrument::{BlockId, StubStyle};
 
 use rustix::process::Signal;
 
-use crate::process::{HarnessProcess, TargetInfo, Wait};
+use crate::process::{HarnessProcess, POLL_SLICE, TargetInfo, Wait};
 use crate::protocol::{self, Event, InputList, Request};
 use crate::sources::SourceServer;
 use crate::triage;
@@ -536,6 +536,7 @@ impl Executor {
             self.baseline_rss,
         )
         .streaming(streaming);
+        let mut last_poll = Instant::now();
         let interrupted = loop {
             if reported == count {
                 break None;
@@ -565,10 +566,13 @@ impl Executor {
                         process.stderr_tail(),
                     )));
                 }
-                Wait::Idle => match self.watch_silent(&mut process, &mut watch) {
-                    Some(interrupted) => break Some(interrupted),
-                    None => continue,
-                },
+                Wait::Idle => {
+                    last_poll = Instant::now();
+                    match self.watch_silent(&mut process, &mut watch) {
+                        Some(interrupted) => break Some(interrupted),
+                        None => continue,
+                    }
+                }
             }
             let event = match protocol::decode_event(process.frame_bytes()) {
                 Ok(event) => event,
@@ -608,6 +612,14 @@ impl Executor {
                         self.add_earlier(coverage);
                     }
                     process.consume_frame();
+                    // Chunks do not end the silence, and may come faster
+                    // than a poll slice: the watch must still see its slices.
+                    if last_poll.elapsed() >= POLL_SLICE {
+                        last_poll = Instant::now();
+                        if let Some(interrupted) = self.watch_silent(&mut process, &mut watch) {
+                            break Some(interrupted);
+                        }
+                    }
                 }
                 Event::CmpLog { index, log } => {
                     self.cmp_logs

@@ -31,6 +31,7 @@ pub use process::{CustomHooks, TargetInfo};
 pub use protocol::MutationItem;
 pub use runtime::Runtime;
 pub use sources::{BlockLocation, SourceFile, SourceServer};
+pub use triage::INTERNAL_CALL_TIMEOUT;
 
 /// Everything needed to start harness processes for one target.
 #[derive(Debug, Clone)]

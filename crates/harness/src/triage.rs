@@ -95,7 +95,8 @@ pub(crate) fn unexplained_crash(
 pub(crate) fn timeout_death(message: String, stderr: String, runtime: &Path) -> Crash {
     let runtime_dir = runtime.display().to_string();
     let crash = match fatal_from_stderr(&stderr, &runtime_dir) {
-        Some(fatal) if fatal.kind == CrashKind::Timeout => fatal,
+        // Memory that ran out at a hard limit while the timeout steps went on.
+        Some(fatal) if matches!(fatal.kind, CrashKind::Timeout | CrashKind::OutOfMemory) => fatal,
         _ => Crash {
             kind: CrashKind::Timeout,
             problem: Problem {
@@ -236,6 +237,9 @@ fn stack_page_allocation(message: &str) -> bool {
 /// for deaths the harness could not report itself.
 fn fatal_from_stderr(stderr: &str, runtime_dir: &str) -> Option<Crash> {
     stderr.lines().find_map(|line| {
+        if let Some(at) = line.find(HARD_MEMORY_LIMIT) {
+            return hard_memory_limit(&line[at..], runtime_dir);
+        }
         let text = &line[line.find("Fatal error:")? + "Fatal error:".len()..];
         let (rest, line_no) = text.rsplit_once(" on line ")?;
         let (message, file) = rest.rsplit_once(" in ")?;
@@ -256,6 +260,9 @@ fn fatal_from_stderr(stderr: &str, runtime_dir: &str) -> Option<Crash> {
                 (CrashKind::OutOfMemory, None)
             }
         } else if message.starts_with("Maximum execution time") {
+            if message.ends_with("(terminated)") {
+                return Some(stuck_in_internal_call(file, line_no.trim().parse().ok()?));
+            }
             (CrashKind::Timeout, None)
         } else {
             (CrashKind::Fatal, None)
@@ -272,6 +279,72 @@ fn fatal_from_stderr(stderr: &str, runtime_dir: &str) -> Option<Crash> {
             stderr: None,
             note,
         })
+    })
+}
+
+/// The class of a hang inside one call to an internal function: unlike a
+/// loop, caught wherever it happened to be, it is always caught at the same
+/// call, so its place is that line (see the engine's `signature`).
+pub const INTERNAL_CALL_TIMEOUT: &str = "InternalCallTimeout";
+
+/// A harness that PHP's time limit could not stop: its first SIGPROF sets a
+/// flag the VM reads between opcodes, and none came before the second, which
+/// ended the process ("… exceeded (terminated)"). So the run was inside one
+/// call to an internal function (a backtracking `preg_match()`, say) at
+/// `file:line`, the last line of PHP code that ran.
+fn stuck_in_internal_call(file: &str, line: u32) -> Crash {
+    let call = source_line(file, line)
+        .map(|text| format!(": `{text}`"))
+        .unwrap_or_default();
+    Crash {
+        kind: CrashKind::Timeout,
+        problem: Problem {
+            class: INTERNAL_CALL_TIMEOUT.into(),
+            message: format!(
+                "stuck past the timeout inside one call to an internal function, which PHP's time limit cannot interrupt, on line {line}{call}"
+            ),
+            file: file.to_string(),
+            line,
+            ..Problem::default()
+        },
+        stderr: None,
+        note: None,
+    }
+}
+
+/// Line `line` of `file`, trimmed, if it can be read and is short enough to quote.
+fn source_line(file: &str, line: u32) -> Option<String> {
+    let text = std::fs::read(file).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let found = text.lines().nth(line.checked_sub(1)? as usize)?.trim();
+    (!found.is_empty() && found.len() <= 160).then(|| found.to_string())
+}
+
+/// Some PHP builds end a process at once, without shutdown functions, when
+/// one allocation would take it past a hard limit above `memory_limit`
+/// (`memory_hard_limit_percent`, 150 % by default there): an array that
+/// doubles its storage from 1 GB to 2 GB, say. That is an out-of-memory.
+const HARD_MEMORY_LIMIT: &str = "Hard memory limit of ";
+
+/// `Hard memory limit of N bytes exhausted (tried to allocate M bytes) in FILE on line L`.
+fn hard_memory_limit(text: &str, runtime_dir: &str) -> Option<Crash> {
+    let (rest, line_no) = text.rsplit_once(" on line ")?;
+    let (message, file) = rest.rsplit_once(" in ")?;
+    let file = file.trim();
+    if file.starts_with(runtime_dir) {
+        return None;
+    }
+    Some(Crash {
+        kind: CrashKind::OutOfMemory,
+        problem: Problem {
+            class: "Fatal error".into(),
+            message: message.trim().to_string(),
+            file: file.to_string(),
+            line: line_no.trim().parse().ok()?,
+            ..Problem::default()
+        },
+        stderr: None,
+        note: None,
     })
 }
 

@@ -29,6 +29,8 @@ const STEP_WALL_LIMIT: Duration = Duration::from_millis(1500);
 const MIN_GROWTH_MB: u64 = 16;
 /// How often a streaming run is asked for its trace.
 pub(crate) const STREAM_SLICE: Duration = Duration::from_millis(5);
+/// The span over which the growth rate of a run running out of memory is measured.
+const GROWTH_WINDOW: Duration = Duration::from_millis(300);
 
 /// What to do after one poll slice of silence.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +65,11 @@ pub(crate) struct Watch {
     stage_cpu_ms: u64,
     looked_at_mb: u64,
     growth_mb: u64,
+    limit_mb: u64,
+    /// The harness's memory when the watch began (the Run was sent).
+    start_mb: u64,
+    /// Memory samples of the last `GROWTH_WINDOW` or so, oldest first.
+    samples: std::collections::VecDeque<(Instant, u64)>,
 }
 
 impl Watch {
@@ -78,6 +85,9 @@ impl Watch {
             stage_cpu_ms: 0,
             looked_at_mb: rss_mb,
             growth_mb: (config.rss_limit_mb / 64).max(MIN_GROWTH_MB),
+            limit_mb: config.rss_limit_mb,
+            start_mb: rss_mb,
+            samples: std::collections::VecDeque::new(),
         }
     }
 
@@ -122,10 +132,37 @@ impl Watch {
         self.stage_cpu_ms = cpu_ms;
     }
 
+    /// Whether the run is on its way to run out of memory: it has taken a
+    /// quarter of the limit or more since it began, and at the rate it grew
+    /// over the last `GROWTH_WINDOW` it reaches the limit within another
+    /// timeout. Such a run is an out-of-memory, not a hang, however slowly a
+    /// loaded machine lets it get there; it is left to reach PHP's memory
+    /// limit, which then says where it ran out.
+    fn running_out_of_memory(&mut self, now: Instant, rss_mb: u64) -> bool {
+        self.samples.push_back((now, rss_mb));
+        while self.samples.len() > 2
+            && now.saturating_duration_since(self.samples[1].0) >= GROWTH_WINDOW
+        {
+            self.samples.pop_front();
+        }
+        let (then, then_mb) = self.samples[0];
+        let span = now.saturating_duration_since(then);
+        if span < GROWTH_WINDOW / 2
+            || rss_mb <= then_mb
+            || rss_mb < self.start_mb + self.limit_mb / 4
+        {
+            return false;
+        }
+        let rate_mb_per_s = (rss_mb - then_mb) as f64 / span.as_secs_f64();
+        let left_s = self.limit_mb.saturating_sub(rss_mb) as f64 / rate_mb_per_s;
+        left_s <= self.timeout.as_secs_f64()
+    }
+
     /// One poll slice of silence: `rss_mb` and `cpu_ms` are the harness's
     /// memory and CPU time so far.
     pub(crate) fn poll(&mut self, now: Instant, rss_mb: u64, cpu_ms: u64) -> Actions {
         let mut actions = Actions::default();
+        let running_out = self.running_out_of_memory(now, rss_mb);
         if self.streaming || self.signals && rss_mb >= self.looked_at_mb + self.growth_mb {
             self.looked_at_mb = rss_mb;
             actions.progress = true;
@@ -134,7 +171,7 @@ impl Watch {
         // longer than timeout + flush means the current run is past the timeout.
         let overdue = self.silence(now) >= self.timeout + self.flush;
         match self.stage {
-            Stage::Quiet if overdue => {
+            Stage::Quiet if overdue && !running_out => {
                 if self.signals {
                     self.next_stage(Stage::Alarmed, now, cpu_ms);
                     actions.signal = Some(Signal::ALARM);
