@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use php_fuzz_engine::{FuzzOptions, FuzzSummary, Output, fuzz, summary_line};
+use php_fuzz_engine::{EntropicOptions, FuzzOptions, FuzzSummary, Output, fuzz, summary_line};
 use php_fuzz_storage::default_stats_path;
 
 use crate::exit_codes;
@@ -77,6 +77,20 @@ pub struct FuzzArgs {
     /// the comparison-logging code).
     #[arg(long, conflicts_with = "no_cmp")]
     pub use_value_profile: bool,
+    /// Pick corpus entries by the Entropic power schedule (libFuzzer's, FSE 2020): favour entries
+    /// whose mutants find rare features. Off by default until an evaluation shows it helps here
+    /// (docs/evaluate.md).
+    #[arg(long, overrides_with = "no_entropic")]
+    pub entropic: bool,
+    /// Keep the plain schedule (the default).
+    #[arg(long, overrides_with = "entropic")]
+    pub no_entropic: bool,
+    /// With --entropic: keep at least this many rarest features.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub entropic_number_of_rarest_features: usize,
+    /// With --entropic: features hit fewer times than this are always rare.
+    #[arg(long, value_name = "N", default_value_t = 255)]
+    pub entropic_feature_frequency_threshold: u16,
     /// Append the campaign's statistics (JSON lines every 5 s: runs, exec/s, cov, ft,
     /// corpus, crashes, rss) to FILE [default: CORPUS/.php-fuzz/stats.jsonl, none without
     /// a corpus directory]; report-coverage plots them.
@@ -144,6 +158,10 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         fragments: args.fragments.clone(),
         cmp: !args.no_cmp,
         use_value_profile: args.use_value_profile,
+        entropic: args.entropic.then_some(EntropicOptions {
+            number_of_rarest_features: args.entropic_number_of_rarest_features,
+            feature_frequency_threshold: args.entropic_feature_frequency_threshold,
+        }),
         stats: args
             .stats
             .clone()

@@ -1,10 +1,20 @@
 //! The in-memory corpus: inputs worth mutating, each with the features it
 //! was first to reach, and a weighted scheduler over them.
 
+mod entropic;
+
 use std::path::PathBuf;
 
 use php_fuzz_coverage::Feature;
 use rand::RngExt;
+
+pub use entropic::EntropicOptions;
+use entropic::{Entropic, InputEnergy};
+
+/// With Entropic, the weights are recomputed at random once in this many
+/// picks even when no entry or rare feature changed (libFuzzer's
+/// kSparseEnergyUpdates): entries' local counts change with every run.
+const SPARSE_ENERGY_UPDATES: u32 = 100;
 
 /// Index of a corpus entry. Entries are replaced in place, never removed,
 /// so an id stays valid for the whole session.
@@ -28,9 +38,15 @@ pub struct Entry {
 pub struct Corpus {
     entries: Vec<Entry>,
     total_bytes: usize,
-    /// Cumulative weights, rebuilt lazily after a change.
+    /// Cumulative weights, rebuilt lazily after a change: integers for the
+    /// plain schedule, energies under Entropic.
     cumulative: Vec<u64>,
+    cumulative_energy: Vec<f64>,
     dirty: bool,
+    /// The Entropic power schedule, when on, and each entry's energy.
+    entropic: Option<Entropic>,
+    energies: Vec<InputEnergy>,
+    weights: Vec<f64>,
 }
 
 impl Corpus {
@@ -65,7 +81,19 @@ impl Corpus {
         self.entries.iter().map(|e| e.data.len()).max().unwrap_or(0)
     }
 
+    /// Schedules with Entropic from now on (before any entry is added).
+    pub fn enable_entropic(&mut self, options: EntropicOptions) {
+        self.entropic = Some(Entropic::new(options));
+        self.dirty = true;
+    }
+
     pub fn add(&mut self, entry: Entry) -> EntryId {
+        if let Some(entropic) = &mut self.entropic {
+            for &feature in &entry.unique {
+                entropic.add_rare_feature(feature, &mut self.energies);
+            }
+            self.energies.push(entropic.new_input(entry.unique.len()));
+        }
         self.total_bytes += entry.data.len();
         self.entries.push(entry);
         self.dirty = true;
@@ -82,30 +110,66 @@ impl Corpus {
         trace_hash: u64,
     ) -> Option<PathBuf> {
         let entry = &mut self.entries[id.0 as usize];
+        self.dirty = true;
         self.total_bytes = self.total_bytes - entry.data.len() + data.len();
         entry.data = data;
         entry.trace_hash = trace_hash;
         std::mem::replace(&mut entry.path, path)
     }
 
-    /// Picks an entry, favouring those that were first to reach more features.
+    /// Counts a run's features for Entropic: `parent` is the entry it was
+    /// mutated from (`None` for a seed). Nothing without Entropic.
+    pub fn count_run(&mut self, parent: Option<EntryId>, features: &[Feature]) {
+        if let Some(entropic) = &mut self.entropic {
+            let parent = parent.map(|id| &mut self.energies[id.0 as usize]);
+            entropic.count_run(features, parent);
+        }
+    }
+
+    /// Picks an entry: by Entropic's energy when it is on and some entry has
+    /// energy, else favouring those that were first to reach more features.
     pub fn pick(&mut self, rng: &mut impl rand::Rng) -> Option<EntryId> {
         if self.entries.is_empty() {
             return None;
         }
-        if self.dirty {
-            self.cumulative.clear();
+        let sparse_update =
+            self.entropic.is_some() && rng.random_range(0..SPARSE_ENERGY_UPDATES) == 0;
+        if self.dirty || sparse_update {
+            self.rebuild_distribution();
+        }
+        let index = if self.cumulative_energy.is_empty() {
+            let total = *self.cumulative.last().expect("not empty");
+            let point = rng.random_range(0..total);
+            self.cumulative.partition_point(|&c| c <= point)
+        } else {
+            let total = *self.cumulative_energy.last().expect("not empty");
+            let point = rng.random_range(0.0..total);
+            self.cumulative_energy.partition_point(|&c| c <= point)
+        };
+        Some(EntryId(index.min(self.entries.len() - 1) as u32))
+    }
+
+    fn rebuild_distribution(&mut self) {
+        self.cumulative.clear();
+        self.cumulative_energy.clear();
+        let energetic = match &self.entropic {
+            Some(entropic) => entropic.weights(&mut self.energies, &mut self.weights),
+            None => false,
+        };
+        if energetic {
+            let mut sum = 0.0;
+            for &weight in &self.weights {
+                sum += weight;
+                self.cumulative_energy.push(sum);
+            }
+        } else {
             let mut sum = 0u64;
             for entry in &self.entries {
                 sum += 1 + entry.unique.len().min(64) as u64;
                 self.cumulative.push(sum);
             }
-            self.dirty = false;
         }
-        let total = *self.cumulative.last().expect("not empty");
-        let point = rng.random_range(0..total);
-        let index = self.cumulative.partition_point(|&c| c <= point);
-        Some(EntryId(index as u32))
+        self.dirty = false;
     }
 }
 

@@ -378,9 +378,13 @@ pub fn fuzz(
         .collect();
 
     let length = LengthControl::new(max_len, options.len_control_factor);
+    let mut corpus = Corpus::new();
+    if let Some(entropic) = options.entropic {
+        corpus.enable_entropic(entropic);
+    }
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
-            corpus: Corpus::new(),
+            corpus,
             corpus_dir: dir,
             features: FeatureSet::new(),
             seen: FingerprintCache::new(FINGERPRINT_CACHE_BITS),

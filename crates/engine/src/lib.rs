@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use auto_dictionary::AUTO_DICTIONARY_FILE;
-pub use corpus::{Corpus, Entry, EntryId};
+pub use corpus::{Corpus, EntropicOptions, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, replay_flags, shell_quote};
 pub use fuzz::{CmpSummary, FuzzSummary, StopReason, fuzz};
 pub use merge::{MergeEvent, MergeOutcome, merge};
@@ -72,6 +72,9 @@ pub struct FuzzOptions {
     /// Also save each new finding's input here, alone (a PHPUnit fuzz
     /// test's folder, which phpunit replays).
     pub findings_dir: Option<PathBuf>,
+    /// Pick corpus entries by the Entropic power schedule (`--entropic`);
+    /// `None` keeps the plain schedule.
+    pub entropic: Option<corpus::EntropicOptions>,
     /// The statistics file to append to (JSON lines, see
     /// `php_fuzz_storage::StatsLine`); `None` writes none.
     pub stats: Option<PathBuf>,
@@ -97,6 +100,7 @@ impl Default for FuzzOptions {
             artifact_naming: php_fuzz_storage::ArtifactNaming::WithReport,
             seed_dirs: Vec::new(),
             findings_dir: None,
+            entropic: None,
             stats: None,
         }
     }

@@ -148,6 +148,14 @@ flags! {
         "Print this help.";
     use_value_profile: i64 = 0, "0", Used,
         "If 1, the closeness of compared operands is a feature (php-fuzz --use-value-profile).";
+    entropic: i64 = 0, "0", Used,
+        "If 1, pick corpus entries by the Entropic power schedule (php-fuzz --entropic; off by default here, unlike libFuzzer).";
+    entropic_feature_frequency_threshold: i64 = 255, "255", Used,
+        "With -entropic=1: features hit fewer times than this are always rare.";
+    entropic_number_of_rarest_features: i64 = 100, "100", Used,
+        "With -entropic=1: keep at least this many rarest features.";
+    entropic_scale_per_exec_time: i64 = 0, "0", Accepted,
+        "Accepted; php-fuzz times batches, not single inputs, so energy is not scaled by execution time.";
     close_fd_mask: i64 = 0, "0", Accepted,
         "Accepted; what the PHP target prints is discarded anyway (php-fuzz --show-output shows it).";
     reload: i64 = 1, "1", Accepted,

@@ -64,6 +64,13 @@ pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCod
         },
         seed_dirs,
         use_value_profile,
+        entropic: (flags.entropic > 0).then_some(php_fuzz_engine::EntropicOptions {
+            number_of_rarest_features: flags.entropic_number_of_rarest_features.clamp(1, 1 << 20)
+                as usize,
+            feature_frequency_threshold: flags
+                .entropic_feature_frequency_threshold
+                .clamp(1, i64::from(u16::MAX)) as u16,
+        }),
         ..FuzzOptions::default()
     };
     let voice = LibFuzzerVoice::new(

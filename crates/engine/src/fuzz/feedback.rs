@@ -108,6 +108,9 @@ pub(super) fn absorb(
         if mutant.is_some() {
             state.length.record_run(progress);
         }
+        if !scratch.crashed[index] {
+            state.corpus.count_run(mutant.map(|m| m.parent), features);
+        }
     }
     Ok(())
 }
