@@ -313,6 +313,33 @@ mod tests {
     }
 
     #[test]
+    fn a_run_on_its_way_to_the_memory_limit_is_left_to_reach_it() {
+        // 1024 MB limit, 1 s timeout: at 1100 ms the run holds 700 MB and
+        // grows 400 MB/s, so it runs out within another timeout: no alarm.
+        let start = Instant::now();
+        let mut watch = Watch::new(&config(), true, start, 40);
+        let rss = |ms: u64| 40 + ms * 6 / 10;
+        let alarm = (50..2000)
+            .step_by(50)
+            .find(|&ms| watch.poll(at(start, ms), rss(ms), ms).signal.is_some());
+        assert_eq!(alarm, None, "left to reach the limit");
+        // Growth that stops is a hang again.
+        let mut watch = Watch::new(&config(), true, start, 40);
+        let flat = |ms: u64| 40 + ms.min(1000) * 6 / 10;
+        let alarm = (50..2000)
+            .step_by(50)
+            .find(|&ms| watch.poll(at(start, ms), flat(ms), ms).signal.is_some());
+        assert_eq!(alarm, Some(1150), "alarmed once the growth slows");
+        // A hang whose trace grows a little is alarmed on time.
+        let mut watch = Watch::new(&config(), true, start, 40);
+        let slow = |ms: u64| 40 + ms / 20;
+        let alarm = (50..2000)
+            .step_by(50)
+            .find(|&ms| watch.poll(at(start, ms), slow(ms), ms).signal.is_some());
+        assert_eq!(alarm, Some(1100));
+    }
+
+    #[test]
     fn growth_asks_for_progress_once_per_step() {
         let start = Instant::now();
         let mut watch = Watch::new(&config(), true, start, 40);
