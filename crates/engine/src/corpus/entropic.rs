@@ -21,6 +21,19 @@ use php_fuzz_coverage::Feature;
 const FEATURE_SLOTS: usize = 1 << 21;
 /// An input mutated this many times more than the average gets no energy.
 const MAX_MUTATION_FACTOR: u64 = 20;
+/// n·ln(n) is looked up below this: most local counts are small, and the
+/// logarithms were most of the schedule's cost.
+const N_LN_N_TABLE: usize = 4096;
+
+/// n·ln(n), from a table for small n.
+fn n_ln_n(n: f64, table: &[f64]) -> f64 {
+    let small = n as usize;
+    if small < table.len() && small as f64 == n {
+        table[small]
+    } else {
+        n * n.ln()
+    }
+}
 
 /// libFuzzer's `-entropic_*` flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,17 +88,17 @@ impl InputEnergy {
     /// The entropy of the rare features' local counts, add-one smoothed, with
     /// every rare feature this input's mutants never hit counted once and
     /// one abundant feature standing for all its runs.
-    fn update(&mut self, rare_features: usize) {
+    fn update(&mut self, rare_features: usize, table: &[f64]) {
         let mut energy = 0.0;
         let mut sum = 0.0;
         for &(_, freq) in &self.feature_freqs {
             let incidence = f64::from(freq) + 1.0;
-            energy -= incidence * incidence.ln();
+            energy -= n_ln_n(incidence, table);
             sum += incidence;
         }
         sum += rare_features.saturating_sub(self.feature_freqs.len()) as f64;
         let abundant = self.executed_mutations as f64 + 1.0;
-        energy -= abundant * abundant.ln();
+        energy -= n_ln_n(abundant, table);
         sum += abundant;
         self.energy = if sum > 0.0 {
             energy / sum + sum.ln()
@@ -103,6 +116,9 @@ pub(crate) struct Entropic {
     options: EntropicOptions,
     global_freqs: Vec<u16>,
     rare: Vec<u32>,
+    /// `rare` as one flag per slot, for the per-feature check of every run.
+    is_rare: Vec<bool>,
+    n_ln_n: Vec<f64>,
     freq_of_most_abundant_rare: u16,
     executed_mutations: u64,
 }
@@ -113,6 +129,16 @@ impl Entropic {
             options,
             global_freqs: vec![0; FEATURE_SLOTS],
             rare: Vec::new(),
+            is_rare: vec![false; FEATURE_SLOTS],
+            n_ln_n: (0..N_LN_N_TABLE)
+                .map(|n| {
+                    if n == 0 {
+                        0.0
+                    } else {
+                        n as f64 * (n as f64).ln()
+                    }
+                })
+                .collect(),
             freq_of_most_abundant_rare: 0,
             executed_mutations: 0,
         }
@@ -143,7 +169,7 @@ impl Entropic {
     /// rare features give way while there are more than enough.
     pub fn add_rare_feature(&mut self, feature: Feature, inputs: &mut [InputEnergy]) {
         let slot = Self::slot(feature);
-        if self.rare.contains(&slot) {
+        if self.is_rare[slot as usize] {
             return; // a slot collision: already rare
         }
         while self.rare.len() > self.options.number_of_rarest_features
@@ -152,6 +178,7 @@ impl Entropic {
             self.drop_most_abundant(inputs);
         }
         self.rare.push(slot);
+        self.is_rare[slot as usize] = true;
         self.global_freqs[slot as usize] = 0;
         for input in inputs.iter_mut() {
             input.forget(slot);
@@ -174,6 +201,7 @@ impl Entropic {
             }
         }
         let dropped = self.rare.swap_remove(most);
+        self.is_rare[dropped as usize] = false;
         for input in inputs.iter_mut() {
             if input.forget(dropped) {
                 input.needs_update = true;
@@ -192,7 +220,7 @@ impl Entropic {
                 continue;
             }
             self.global_freqs[slot as usize] = freq + 1;
-            if freq > self.freq_of_most_abundant_rare || !self.rare.contains(&slot) {
+            if freq > self.freq_of_most_abundant_rare || !self.is_rare[slot as usize] {
                 continue;
             }
             if freq == self.freq_of_most_abundant_rare {
@@ -216,7 +244,7 @@ impl Entropic {
         let mut any = false;
         for input in inputs.iter_mut() {
             if input.needs_update && input.energy != 0.0 {
-                input.update(self.rare.len());
+                input.update(self.rare.len(), &self.n_ln_n);
             }
             let weight = if input.num_features == 0
                 || input.executed_mutations / MAX_MUTATION_FACTOR > average
@@ -270,7 +298,16 @@ mod tests {
             num_features: 1,
             ..InputEnergy::default()
         };
-        input.update(5);
+        let table: Vec<f64> = (0..8)
+            .map(|n| {
+                if n == 0 {
+                    0.0
+                } else {
+                    n as f64 * (n as f64).ln()
+                }
+            })
+            .collect();
+        input.update(5, &table);
         // incidences 2, 4, three unseen rare features at 1, abundant 5
         let sum: f64 = 2.0 + 4.0 + 3.0 + 5.0;
         let raw = -(2.0f64 * 2f64.ln() + 4.0 * 4f64.ln() + 5.0 * 5f64.ln());
