@@ -31,6 +31,9 @@ const MIN_GROWTH_MB: u64 = 16;
 pub(crate) const STREAM_SLICE: Duration = Duration::from_millis(5);
 /// The span over which the growth rate of a run running out of memory is measured.
 const GROWTH_WINDOW: Duration = Duration::from_millis(300);
+/// A run on its way to the memory limit is left to reach it for at most
+/// this many timeouts of silence.
+const MAX_OOM_WAIT: u32 = 5;
 
 /// What to do after one poll slice of silence.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +72,8 @@ pub(crate) struct Watch {
     /// The harness's memory when the watch began (the Run was sent).
     start_mb: u64,
     /// Memory samples of the last `GROWTH_WINDOW` or so, oldest first.
-    samples: std::collections::VecDeque<(Instant, u64)>,
+    samples: std::collections::VecDeque<(Instant, u64, u64)>,
+    running_out: bool,
 }
 
 impl Watch {
@@ -88,6 +92,7 @@ impl Watch {
             limit_mb: config.rss_limit_mb,
             start_mb: rss_mb,
             samples: std::collections::VecDeque::new(),
+            running_out: false,
         }
     }
 
@@ -133,36 +138,41 @@ impl Watch {
     }
 
     /// Whether the run is on its way to run out of memory: it has taken a
-    /// quarter of the limit or more since it began, and at the rate it grew
-    /// over the last `GROWTH_WINDOW` it reaches the limit within another
-    /// timeout. Such a run is an out-of-memory, not a hang, however slowly a
-    /// loaded machine lets it get there; it is left to reach PHP's memory
-    /// limit, which then says where it ran out.
-    fn running_out_of_memory(&mut self, now: Instant, rss_mb: u64) -> bool {
-        self.samples.push_back((now, rss_mb));
+    /// 16th of the limit or more since it began, and at the rate it grew
+    /// over the last `GROWTH_WINDOW`, per second of its own CPU time, it
+    /// reaches the limit within another timeout. Such a run is an
+    /// out-of-memory, not a hang, however slowly a loaded machine lets it
+    /// get there; it is left to reach PHP's memory limit, which then says
+    /// where it ran out. A window with too little CPU to tell keeps the
+    /// last answer; `MAX_OOM_WAIT` timeouts of silence end the wait.
+    fn running_out_of_memory(&mut self, now: Instant, rss_mb: u64, cpu_ms: u64) -> bool {
+        if self.silence(now) >= self.timeout * MAX_OOM_WAIT {
+            return false;
+        }
+        self.samples.push_back((now, rss_mb, cpu_ms));
         while self.samples.len() > 2
             && now.saturating_duration_since(self.samples[1].0) >= GROWTH_WINDOW
         {
             self.samples.pop_front();
         }
-        let (then, then_mb) = self.samples[0];
-        let span = now.saturating_duration_since(then);
-        if span < GROWTH_WINDOW / 2
-            || rss_mb <= then_mb
-            || rss_mb < self.start_mb + self.limit_mb / 4
-        {
-            return false;
+        let (then, then_mb, then_cpu) = self.samples[0];
+        let cpu_s = cpu_ms.saturating_sub(then_cpu) as f64 / 1000.0;
+        if now.saturating_duration_since(then) < GROWTH_WINDOW / 2 || cpu_s < 0.03 {
+            return self.running_out;
         }
-        let rate_mb_per_s = (rss_mb - then_mb) as f64 / span.as_secs_f64();
-        let left_s = self.limit_mb.saturating_sub(rss_mb) as f64 / rate_mb_per_s;
-        left_s <= self.timeout.as_secs_f64()
+        self.running_out = rss_mb > then_mb && rss_mb >= self.start_mb + self.limit_mb / 16 && {
+            let rate_mb_per_cpu_s = (rss_mb - then_mb) as f64 / cpu_s;
+            self.limit_mb.saturating_sub(rss_mb) as f64 / rate_mb_per_cpu_s
+                <= self.timeout.as_secs_f64()
+        };
+        self.running_out
     }
 
     /// One poll slice of silence: `rss_mb` and `cpu_ms` are the harness's
     /// memory and CPU time so far.
     pub(crate) fn poll(&mut self, now: Instant, rss_mb: u64, cpu_ms: u64) -> Actions {
         let mut actions = Actions::default();
-        let running_out = self.running_out_of_memory(now, rss_mb);
+        let running_out = self.running_out_of_memory(now, rss_mb, cpu_ms);
         if self.streaming || self.signals && rss_mb >= self.looked_at_mb + self.growth_mb {
             self.looked_at_mb = rss_mb;
             actions.progress = true;
@@ -337,6 +347,17 @@ mod tests {
             .step_by(50)
             .find(|&ms| watch.poll(at(start, ms), slow(ms), ms).signal.is_some());
         assert_eq!(alarm, Some(1100));
+        // On a loaded machine: a quarter of a core, 300 MB/s by the clock,
+        // 1.2 GB per second of its CPU: it runs out within a timeout of CPU.
+        let mut watch = Watch::new(&config(), true, start, 40);
+        let loaded = |ms: u64| 40 + ms * 3 / 10;
+        let alarm = (50..4000).step_by(50).find(|&ms| {
+            watch
+                .poll(at(start, ms), loaded(ms), ms / 4)
+                .signal
+                .is_some()
+        });
+        assert_eq!(alarm, None, "left to reach the limit, loaded");
     }
 
     #[test]
