@@ -20,7 +20,7 @@
 mod message;
 mod record;
 
-use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use php_fuzz_harness::{Crash, CrashKind, Frame, INTERNAL_CALL_TIMEOUT};
 
@@ -75,21 +75,35 @@ pub fn signature_frames(crash: &Crash) -> Vec<&Frame> {
     if caught_anywhere(crash.kind) {
         return frames.first().into_iter().collect();
     }
-    let keys: Vec<(String, &str)> = frames
-        .iter()
-        .map(|f| (function_name(&f.function), f.file.as_str()))
-        .collect();
-    let mut outermost: HashMap<&(String, &str), usize> = HashMap::with_capacity(keys.len());
-    for (index, key) in keys.iter().enumerate() {
-        outermost.insert(key, index);
-    }
     let mut top = Vec::with_capacity(TOP_FRAMES);
     let mut index = 0;
     while index < frames.len() && top.len() < TOP_FRAMES {
-        top.push(&frames[index]);
-        index = outermost[&keys[index]] + 1;
+        let frame = &frames[index];
+        top.push(frame);
+        let outermost = frames
+            .iter()
+            .rposition(|other| same_function(frame, other))
+            .unwrap_or(index);
+        index = outermost + 1;
     }
     top
+}
+
+/// Whether two frames are in the same function of the same file, however
+/// it was named (`A->f()`, `A::f`). Allocates nothing: it runs for every
+/// crash, and a campaign may crash on most of its inputs.
+fn same_function(a: &Frame, b: &Frame) -> bool {
+    let (x, y) = (bare_name(&a.function), bare_name(&b.function));
+    // `->` and `::` are both two bytes: position by position, a `-` or `>`
+    // may stand where the other has `:`.
+    let same_byte =
+        |(p, q): (&u8, &u8)| p == q || matches!((p, q), (b'-' | b'>', b':') | (b':', b'-' | b'>'));
+    x.len() == y.len() && a.file == b.file && x.iter().zip(y).all(same_byte)
+}
+
+/// A function's name without PHP's `()`.
+fn bare_name(function: &str) -> &[u8] {
+    function.trim_end_matches("()").as_bytes()
 }
 
 /// The calls below the crash's function that its signature names, for a
@@ -128,18 +142,17 @@ fn at_site(crash: &Crash, what: String) -> String {
     if p.file.is_empty() {
         key.push_str(" at unknown location");
     } else {
-        key.push_str(&format!(" at {}:{}", p.file, p.line));
+        let _ = write!(key, " at {}:{}", p.file, p.line);
     }
     let frames = signature_frames(crash);
     if let Some(first) = frames.first() {
-        key.push_str(&format!(" in {}", function_name(&first.function)));
+        key.push_str(" in ");
+        push_function_name(&mut key, &first.function);
     }
     for frame in frames.iter().skip(1) {
-        key.push_str(&format!(
-            " < {} ({})",
-            function_name(&frame.function),
-            frame.file
-        ));
+        key.push_str(" < ");
+        push_function_name(&mut key, &frame.function);
+        let _ = write!(key, " ({})", frame.file);
     }
     key
 }
@@ -170,7 +183,20 @@ fn named_function(crash: &Crash) -> Option<&Frame> {
 /// A function's name whether PHP's stack named it (`A->f()`) or the block
 /// map did (`A::f`): a hang found by either is the same bug.
 fn function_name(function: &str) -> String {
-    function.trim_end_matches("()").replace("->", "::")
+    let mut name = String::with_capacity(function.len());
+    push_function_name(&mut name, function);
+    name
+}
+
+/// [`function_name`], onto the end of `out`.
+fn push_function_name(out: &mut String, function: &str) {
+    let bare = function.trim_end_matches("()");
+    for (n, part) in bare.split("->").enumerate() {
+        if n > 0 {
+            out.push_str("::");
+        }
+        out.push_str(part);
+    }
 }
 
 #[cfg(test)]

@@ -27,11 +27,14 @@ pub fn normalize_message(message: &str) -> String {
     let trimmed = quoted.trim_end();
     let mut out = String::with_capacity(trimmed.len());
     let mut after_naming_word = false;
+    let mut chars = Vec::new();
     for (n, chunk) in trimmed.split(' ').enumerate() {
         if n > 0 {
             out.push(' ');
         }
-        after_naming_word = normalize_chunk(chunk, after_naming_word, &mut out);
+        chars.clear();
+        chars.extend(chunk.chars());
+        after_naming_word = normalize_chunk(&chars, after_naming_word, &mut out);
     }
     if trimmed.len() < quoted.len() {
         // The line ended in a space or another blank: a character of the input.
@@ -44,6 +47,9 @@ pub fn normalize_message(message: &str) -> String {
 /// Replaces each quoted string by [`QUOTED`]. A quote between two letters
 /// (`don't`) quotes nothing.
 fn mask_quotes(line: &str) -> String {
+    if !line.contains(['"', '\'']) {
+        return line.to_string();
+    }
     let chars: Vec<char> = line.chars().collect();
     let mut out = String::with_capacity(line.len());
     let mut i = 0;
@@ -64,37 +70,34 @@ fn mask_quotes(line: &str) -> String {
     out
 }
 
-/// Normalizes one space-separated part of the line into `out`; returns
-/// whether it was a word after which PHP names a type, class or function.
-fn normalize_chunk(chunk: &str, after_naming_word: bool, out: &mut String) -> bool {
-    let single = {
-        let mut chars = chunk.chars();
-        chars.next().is_some() && chars.next().is_none()
-    };
-    if chunk.is_empty() || single || chunk.contains("::") || chunk.contains("->") {
+/// Normalizes one space-separated part of the line, `chars`, into `out`;
+/// returns whether it was a word after which PHP names a type, class or
+/// function.
+fn normalize_chunk(chars: &[char], after_naming_word: bool, out: &mut String) -> bool {
+    let method = chars.windows(2).any(|w| w == [':', ':'] || w == ['-', '>']);
+    if chars.len() <= 1 || method {
         // Two spaces in a row, a lone character, or a method or property.
         push_mask(out);
         return false;
     }
-    let chars: Vec<char> = chunk.chars().collect();
     let mut i = 0;
     let mut first_word = true;
-    let mut last_word = String::new();
+    let mut last_word: &[char] = &[];
     while i < chars.len() {
         let c = chars[i];
         if c == QUOTED {
             push_mask(out);
             i += 1;
-        } else if starts_number(&chars, i) {
-            i = skip_number(&chars, i);
+        } else if starts_number(chars, i) {
+            i = skip_number(chars, i);
             push_mask(out);
         } else if is_word_char(c) {
-            let end = word_end(&chars, i);
-            let word: String = chars[i..end].iter().collect();
-            if (first_word && after_naming_word) || comes_from_input(&word) {
+            let end = word_end(chars, i);
+            let word = &chars[i..end];
+            if (first_word && after_naming_word) || comes_from_input(word) {
                 push_mask(out);
             } else {
-                out.push_str(&word);
+                out.extend(word);
             }
             first_word = false;
             last_word = word;
@@ -104,8 +107,11 @@ fn normalize_chunk(chunk: &str, after_naming_word: bool, out: &mut String) -> bo
             i += 1;
         }
     }
-    NAMING_WORDS.contains(&last_word.as_str())
-        && !chunk.ends_with(|c: char| c.is_ascii_punctuation())
+    let ends_in_punctuation = chars.last().is_some_and(char::is_ascii_punctuation);
+    !ends_in_punctuation
+        && NAMING_WORDS
+            .iter()
+            .any(|naming| naming.chars().eq(last_word.iter().copied()))
 }
 
 /// Letters, digits, `_`, `\` and `$` make words; so do bytes outside ASCII
@@ -131,17 +137,14 @@ fn word_end(chars: &[char], i: usize) -> usize {
 
 /// A word PHP took from the input or from the code being run, not from its
 /// own wording.
-fn comes_from_input(word: &str) -> bool {
-    let mut chars = word.chars();
-    let one_char = chars.next().is_some() && chars.next().is_none();
+fn comes_from_input(word: &[char]) -> bool {
     let camel_case = word
-        .as_bytes()
         .windows(2)
         .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
-    one_char
+    word.len() == 1
         || camel_case
-        || word.contains('\\')
-        || word.chars().any(|c| !c.is_ascii() || c.is_control())
+        || word.contains(&'\\')
+        || word.iter().any(|c| !c.is_ascii() || c.is_control())
 }
 
 /// A number starts here: a digit, or a sign before one that no word precedes.
