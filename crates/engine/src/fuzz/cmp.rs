@@ -61,6 +61,8 @@ const BATCH_INPUTS_PER_TRACE: usize = 8;
 /// does not stall the worker either.
 const ROUNDS_IN_FLIGHT: u64 = 2;
 const MAX_QUEUED_TRACES: usize = 1024;
+/// Candidates kept waiting for the length limit to grow.
+const MAX_DEFERRED: usize = 4096;
 const MAX_QUEUED_SAMPLES: usize = 4;
 const MAX_PENDING_CANDIDATES: usize = 4096;
 const CANDIDATES_PER_ENTRY: usize = 64;
@@ -134,6 +136,9 @@ pub(super) struct CmpFeedback {
     /// Batches absorbed so far (the tracer's clock).
     batches: u64,
     candidates: VecDeque<Pending>,
+    /// Candidates longer than the length limit allowed when they came up:
+    /// they run once it has grown (at most `MAX_DEFERRED`, oldest dropped).
+    deferred: VecDeque<Pending>,
     credit: i64,
     /// Corpus entries below this id were considered for tracing.
     next_entry: u32,
@@ -178,6 +183,7 @@ impl CmpFeedback {
             in_flight: VecDeque::new(),
             batches: 0,
             candidates: VecDeque::new(),
+            deferred: VecDeque::new(),
             // The seeds' tracing is split between the workers like the entries.
             credit: INITIAL_CREDIT / i64::try_from(jobs.max(1)).unwrap_or(1),
             next_entry: 0,
@@ -272,8 +278,8 @@ impl CmpFeedback {
         }
     }
 
-    /// Moves up to `max` pending candidates into `scratch`, dropping those
-    /// longer than `length_limit(parent length)`.
+    /// Moves up to `max` pending candidates into `scratch`: those that fit
+    /// `length_limit(parent length)`; longer ones wait until the limit grows.
     pub fn fill_batch(
         &mut self,
         scratch: &mut Scratch,
@@ -282,15 +288,27 @@ impl CmpFeedback {
         length_limit: impl Fn(usize) -> usize,
     ) -> usize {
         let mut added = 0;
+        let mut waiting = self.deferred.len();
         while added < max {
-            let Some(pending) = self.candidates.pop_front() else {
+            // Deferred candidates first, each looked at once per batch.
+            let pending = if waiting > 0 {
+                waiting -= 1;
+                self.deferred.pop_front()
+            } else {
+                self.candidates.pop_front()
+            };
+            let Some(pending) = pending else {
                 break;
             };
             let parent_len = parent_len(pending.parent);
             // Like every mutant, a candidate obeys length control: longer
             // than the limit (or its parent, which the limit never cuts), it
-            // is dropped rather than run.
+            // waits for the limit to grow.
             if pending.candidate.data.len() > length_limit(parent_len) {
+                if self.deferred.len() == MAX_DEFERRED {
+                    self.deferred.pop_front();
+                }
+                self.deferred.push_back(pending);
                 continue;
             }
             scratch.push_candidate(
