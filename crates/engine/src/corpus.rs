@@ -110,7 +110,6 @@ impl Corpus {
         trace_hash: u64,
     ) -> Option<PathBuf> {
         let entry = &mut self.entries[id.0 as usize];
-        self.dirty = true;
         self.total_bytes = self.total_bytes - entry.data.len() + data.len();
         entry.data = data;
         entry.trace_hash = trace_hash;
