@@ -39,8 +39,36 @@ class Run:
         }
 
 
+def campaign_folder(out: Path, target: Path, config: str, trial: int) -> Path:
+    return out / "runs" / target_label(target) / config / f"trial-{trial}"
+
+
+def finished_run(binary: Path, target: Path, config: str, flags: str, trial: int, seconds: float,
+                 out: Path) -> "Run | None":
+    """A campaign an earlier, interrupted evaluation finished with the same settings, if any."""
+    folder = campaign_folder(out, target, config, trial)
+    try:
+        saved = json.loads((folder / "run.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if saved.get("settings") != campaign_settings(binary, target, flags, seconds):
+        return None
+    data = saved["run"]
+    run = Run(data["target"], data["config"], data["trial"], folder, exit_code=data["exit_code"],
+              final_coverage=data["final_coverage"], execs_per_sec=data["execs_per_sec"],
+              coverage_over_time=[tuple(s) for s in data["coverage_over_time"]], findings=data["findings"])
+    return run
+
+
+def campaign_settings(binary: Path, target: Path, flags: str, seconds: float) -> dict:
+    """What must match for a saved campaign to count in a resumed evaluation."""
+    stat = binary.stat()
+    return {"binary": str(binary), "binary_size": stat.st_size, "binary_mtime": int(stat.st_mtime),
+            "target": str(target), "flags": flags, "seconds": seconds}
+
+
 def run_campaign(binary: Path, target: Path, config: str, flags: str, trial: int, seconds: float, out: Path) -> Run:
-    folder = out / "runs" / target_label(target) / config / f"trial-{trial}"
+    folder = campaign_folder(out, target, config, trial)
     shutil.rmtree(folder, ignore_errors=True)
     corpus = folder / "corpus"
     corpus.mkdir(parents=True)
@@ -57,6 +85,8 @@ def run_campaign(binary: Path, target: Path, config: str, flags: str, trial: int
     run = Run(target_label(target), config, trial, folder, exit_code=code)
     read_stats(run, stats)
     run.final_coverage = replayed_coverage(binary, target, corpus, folder / "coverage")
+    saved = {"settings": campaign_settings(binary, target, flags, seconds), "run": run.to_json()}
+    (folder / "run.json").write_text(json.dumps(saved))
     return run
 
 
@@ -110,12 +140,17 @@ class Progress:
 
     def __init__(self, total: int, seconds: float, parallel: int):
         self.total, self.seconds, self.parallel = total, seconds, parallel
-        self.done, self.started = 0, time.monotonic()
+        self.done, self.resumed, self.started = 0, 0, time.monotonic()
 
-    def report(self, run: Run, stream) -> None:
+    def report(self, run: Run, stream, resumed: bool = False) -> None:
         self.done += 1
+        if resumed:
+            self.resumed += 1
         elapsed = time.monotonic() - self.started
-        left = (self.total - self.done) * elapsed / self.done
-        print(f"[{self.done}/{self.total}] {run.target} {run.config} trial {run.trial}: "
+        ran = self.done - self.resumed
+        left = (self.total - self.done) * elapsed / ran if ran else (self.total - self.done) * self.seconds
+        left /= self.parallel if not ran else 1
+        note = " (kept from the earlier run)" if resumed else ""
+        print(f"[{self.done}/{self.total}] {run.target} {run.config} trial {run.trial}{note}: "
               f"{run.final_coverage} blocks, {len(run.findings)} findings, {run.execs_per_sec:.0f} exec/s; "
               f"~{left / 60:.1f} min left", file=stream, flush=True)

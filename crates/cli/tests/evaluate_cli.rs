@@ -30,26 +30,30 @@ fn an_evaluation_writes_the_report_with_every_figure() {
         return;
     };
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(python)
-        .arg(repo().join("scripts/evaluate"))
-        .args([
-            "--trials",
-            "2",
-            "--seconds",
-            "2",
-            "--config",
-            "cmp=",
-            "--config",
-            "nocmp=--no-cmp",
-        ])
-        .arg("--out")
-        .arg(out.path())
-        .arg("--php-fuzz")
-        .arg(bin())
-        .arg(fixture("json-parser/target.php"))
-        .arg(fixture("targets/magic_word.php"))
-        .output()
-        .unwrap();
+    let evaluate = |extra: &[&str]| {
+        Command::new(&python)
+            .arg(repo().join("scripts/evaluate"))
+            .args(extra)
+            .args([
+                "--trials",
+                "2",
+                "--seconds",
+                "2",
+                "--config",
+                "cmp=",
+                "--config",
+                "nocmp=--no-cmp",
+            ])
+            .arg("--out")
+            .arg(out.path())
+            .arg("--php-fuzz")
+            .arg(bin())
+            .arg(fixture("json-parser/target.php"))
+            .arg(fixture("targets/magic_word.php"))
+            .output()
+            .unwrap()
+    };
+    let output = evaluate(&[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(
@@ -105,4 +109,24 @@ fn an_evaluation_writes_the_report_with_every_figure() {
     );
     assert!(!html.contains("<script"), "no script");
     assert!(html.contains("Mann-Whitney") && html.contains("A12"));
+
+    // An interrupted evaluation resumes: finished campaigns are kept, not rerun.
+    let stale = out.path().join("runs/magic_word/nocmp/trial-2/run.json");
+    std::fs::remove_file(&stale).unwrap();
+    let resumed = evaluate(&["--resume"]);
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("(kept from the earlier run)").count(),
+        7,
+        "{stderr}"
+    );
+    assert!(stale.is_file(), "the missing campaign ran again: {stderr}");
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        again["targets"]["json-parser"]["final_coverage"],
+        report["targets"]["json-parser"]["final_coverage"]
+    );
 }
