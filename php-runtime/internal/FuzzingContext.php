@@ -22,6 +22,33 @@ final class FuzzingContext
     /** @var int */
     public static $prev = 0;
 
+    /**
+     * The trace's length past which it is sent to the engine: the
+     * instrumenter's TRACE_CHUNK_BYTES (crates/instrument/src/stub.rs).
+     */
+    const TRACE_CHUNK_BYTES = 1 << 20;
+
+    /** @var (callable(): void)|null the harness's: sends the trace so far to the engine */
+    public static $drainer = null;
+
+    /**
+     * Called by the counters of loop bodies, labels and function entries
+     * once the trace passes TRACE_CHUNK_BYTES: the trace goes to the engine
+     * and starts anew, so no run, however long, grows it without bound, and
+     * no signal is needed to ask for it.
+     */
+    public static function drain(): void
+    {
+        if (self::$drainer !== null) {
+            (self::$drainer)();
+        }
+        if (isset(self::$trace[self::TRACE_CHUNK_BYTES])) {
+            // Nobody to send it to (the harness is busy or not running a
+            // target): the blocks are not part of a run's coverage.
+            self::$trace = '';
+        }
+    }
+
     public static function reset(): void
     {
         self::$trace = '';
@@ -60,6 +87,7 @@ final class FuzzingContext
 function traceBlock(string $id, $value)
 {
     FuzzingContext::$trace .= $id;
+    isset(FuzzingContext::$trace[FuzzingContext::TRACE_CHUNK_BYTES]) && FuzzingContext::drain();
     return $value;
 }
 
@@ -75,6 +103,7 @@ function traceTruthy(string $id, $value)
 {
     if ($value) {
         FuzzingContext::$trace .= $id;
+        isset(FuzzingContext::$trace[FuzzingContext::TRACE_CHUNK_BYTES]) && FuzzingContext::drain();
     }
     return $value;
 }

@@ -161,6 +161,9 @@ final class Harness
         $this->maxStackDepth = \max(1, $r->u32());
 
         $this->installSignals();
+        FuzzingContext::$drainer = function (): void {
+            $this->onTraceFull();
+        };
         $this->load($targetPath);
         $this->phase = 'idle';
 
@@ -173,6 +176,7 @@ final class Harness
             $tag = $r->u32();
             if ($tag === Wire::REQ_RUN) {
                 $streaming = $r->u8() === 1;
+                $this->timeoutNs = $r->u64() * 1000000;
                 $this->runBatch($r->byteVectors(), $streaming);
             } elseif ($tag === Wire::REQ_MUTATE && $this->mutation !== null) {
                 $this->mutation->run($r);
@@ -188,8 +192,9 @@ final class Harness
 
     /**
      * The engine signals a harness only when something is wrong: SIGALRM
-     * once the current run is past the timeout, SIGUSR1 once the process
-     * has grown a lot (see docs/protocol.md). A normal run sees neither.
+     * once the current run is past the timeout, SIGUSR1 only to a run
+     * re-done to learn where it dies (see docs/protocol.md). A normal run
+     * sees neither.
      */
     private function installSignals(): void
     {
@@ -370,6 +375,7 @@ final class Harness
                     $problem = $this->throwableProblem($e);
                 }
             }
+            $micros = \pack('V', \min(\intdiv(\hrtime(true) - $now, 1000), 0xFFFFFFFF));
             if (\getmypid() !== $this->pid) {
                 // A child the target forked came back here: it must not act as the harness.
                 \posix_kill(\getmypid(), \SIGKILL);
@@ -390,18 +396,18 @@ final class Harness
                 $coverage = FuzzingContext::$trace;
                 $hash = \hash('xxh3', $coverage, true);
                 if (isset($this->seenTraces[$hash])) {
-                    $this->pending .= "\0\1" . $hash . "\0\0\0\0\0\0\0\0\0";
+                    $this->pending .= "\0\1" . $hash . $micros . "\0\0\0\0\0\0\0\0\0";
                 } else {
                     if (++$this->seenCount > self::MAX_SEEN_TRACES) {
                         $this->seenTraces = [];
                         $this->seenCount = 1;
                     }
                     $this->seenTraces[$hash] = true;
-                    $this->pending .= "\0\0" . $hash . \pack('P', \strlen($coverage)) . $coverage . "\0";
+                    $this->pending .= "\0\0" . $hash . $micros . \pack('P', \strlen($coverage)) . $coverage . "\0";
                 }
             } else {
                 $coverage = $traceStyle ? FuzzingContext::$trace : FuzzingContext::packedEdges();
-                $this->pending .= \chr($status) . "\0\0\0\0\0\0\0\0\0" . \pack('P', \strlen($coverage)) . $coverage
+                $this->pending .= \chr($status) . "\0\0\0\0\0\0\0\0\0" . $micros . \pack('P', \strlen($coverage)) . $coverage
                     . ($problem === null ? "\0" : "\1" . $problem);
             }
             $this->pendingCount++;
@@ -544,10 +550,8 @@ final class Harness
     }
 
     /**
-     * SIGUSR1: the engine saw the process grow. Checks the stack for a
-     * runaway recursion, then sends the trace so far so it stops piling up.
-     * In streaming mode the engine sends it every few milliseconds, and the
-     * stack is left alone.
+     * SIGUSR1, in streaming mode only (a run re-done to learn where it
+     * dies): the engine asks for the trace every few milliseconds.
      */
     private function onProgressRequest(): void
     {
@@ -558,6 +562,24 @@ final class Harness
             $this->heldSignals |= self::HELD_PROGRESS;
             return;
         }
+        $this->sendTraceSoFar();
+    }
+
+    /**
+     * FuzzingContext::drain(), called by the target's own counters once its
+     * trace passes a chunk: checks the stack for a runaway recursion, then
+     * sends the trace so far so it stops piling up. Synchronous: no signal.
+     */
+    private function onTraceFull(): void
+    {
+        if (!$this->running || \getmypid() !== $this->pid || $this->wire->busy()) {
+            return;
+        }
+        $this->sendTraceSoFar();
+    }
+
+    private function sendTraceSoFar(): void
+    {
         if (!$this->streaming) {
             $frames = \debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS, $this->maxStackDepth + 3);
             if (\count($frames) > $this->maxStackDepth + 2) {
@@ -650,9 +672,7 @@ final class Harness
             // PHP's own time limit: a target's set_time_limit(), or the engine's SIGPROF.
             $timeout = \strpos($fatal['message'], 'Maximum execution time') === 0;
             $status = $oom ? Wire::OUT_OF_MEMORY : ($timeout ? Wire::TIMEOUT : Wire::FATAL);
-            $problem = $this->running && $oom && $this->traceFilledMemory()
-                ? $this->deafHang($fatal['file'], $fatal['line'], $status)
-                : $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], []);
+            $problem = $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], []);
         } elseif ($this->running) {
             $status = Wire::EXIT;
             $problem = $this->problem('Exit', 'the target called exit() or die()', '', 0, []);
@@ -660,42 +680,6 @@ final class Harness
             return;
         }
         $this->die($status, $problem);
-    }
-
-    /**
-     * Whether the memory that ran out went to php-fuzz's own record of the
-     * run: a trace that is a quarter or more of the run's peak. A run whose
-     * harness hears the engine never gets there: each time the process
-     * grows, the engine asks for the trace (SIGUSR1) and it starts anew.
-     * Only a run that turned the harness's signals off
-     * (`pcntl_async_signals(false)`, SIGUSR1 blocked) keeps it all.
-     */
-    private function traceFilledMemory(): bool
-    {
-        return $this->style === self::STYLE_TRACE
-            && \strlen(FuzzingContext::$trace) >= (64 << 10)
-            && 4 * \strlen(FuzzingContext::$trace) >= \memory_get_peak_usage();
-    }
-
-    /**
-     * The report of a run that went deaf to the engine and ran until its
-     * trace filled the memory: a hang, whatever the clock says, since it
-     * had run a number of blocks that depends on the memory limit only
-     * (docs/hardening.md). Sets $status to a timeout.
-     */
-    private function deafHang(string $file, int $line, int &$status): string
-    {
-        $status = Wire::TIMEOUT;
-        $blocks = \intdiv(\strlen(FuzzingContext::$trace), 4);
-        $seconds = \round((\hrtime(true) - $this->runStart) / 1e9, 2);
-        return $this->problem(
-            'Timeout',
-            "the target ran {$blocks} blocks in {$seconds} s without ending, with php-fuzz's signals turned off "
-                . '(pcntl_async_signals(false) or SIGUSR1 blocked), until their record filled the memory limit',
-            $file,
-            $line,
-            []
-        );
     }
 
     /** Sends what is pending, then the reason this harness is about to die. */

@@ -166,8 +166,13 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
             .stats
             .clone()
             .or_else(|| corpus.as_deref().map(default_stats_path)),
+        adaptive_timeout: args.harness.timeout.is_none()
+            && fuzz_test.as_ref().is_none_or(|t| t.timeout.is_none()),
         ..FuzzOptions::default()
     };
+    if options.adaptive_timeout {
+        session.time_seeds_for_adaptive_timeout();
+    }
     let summary = fuzz(
         session.config,
         session.sources,

@@ -107,6 +107,12 @@ pub struct Session {
 }
 
 impl Session {
+    /// No timeout was given: the seeds run with the adaptive timeout's
+    /// upper bound, and the campaign sets its own once they ran.
+    pub fn time_seeds_for_adaptive_timeout(&mut self) {
+        Arc::make_mut(&mut self.config).timeout = php_fuzz_engine::ADAPTIVE_TIMEOUT_MAX;
+    }
+
     /// Serve the `cmplog` rendering (same style, same coverage mode).
     pub fn log_comparisons(&mut self) {
         let sources =

@@ -150,6 +150,12 @@ impl CrashStore {
     }
 
     /// Also saves each new finding's input into `dir`, alone, after its artifact.
+    /// The harness options that reproduce commands of findings saved from
+    /// now on carry (see [`replay_flags`]).
+    pub fn set_replay_flags(&mut self, replay_flags: String) {
+        self.replay_flags = replay_flags;
+    }
+
     pub fn with_findings_dir(mut self, dir: Option<PathBuf>) -> CrashStore {
         self.findings_dir = dir;
         self
@@ -252,6 +258,31 @@ impl CrashStore {
             known.flushed = known.hits;
         }
         Ok(())
+    }
+
+    /// Adds `note` to the report of the finding with `signature`, on disk
+    /// too. Returns the finding's input file.
+    pub fn add_note(
+        &mut self,
+        signature: &str,
+        note: &str,
+    ) -> Result<Option<PathBuf>, StorageError> {
+        let Some(known) = self.known.get_mut(signature) else {
+            return Ok(None);
+        };
+        let note = match known.record.note.take() {
+            Some(earlier) => format!("{earlier}; {note}"),
+            None => note.to_string(),
+        };
+        known.record.note = Some(note.clone());
+        if self.artifacts.writes_reports() {
+            let sidecar = known.artifact.with_extension("json");
+            let mut record =
+                ArtifactDir::read_record(&sidecar).unwrap_or_else(|| known.record.clone());
+            record.note = Some(note);
+            ArtifactDir::rewrite_record(&sidecar, &record)?;
+        }
+        Ok(Some(known.artifact.clone()))
     }
 
     /// Distinct crashes found by this session.

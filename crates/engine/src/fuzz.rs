@@ -23,6 +23,7 @@ mod seeds;
 mod setup;
 mod stats;
 mod summary;
+mod timeout;
 mod worker;
 
 use php_fuzz_coverage::{FeatureSet, FingerprintCache};
@@ -128,7 +129,8 @@ struct State {
 
 struct Shared {
     state: Mutex<State>,
-    harness: Arc<HarnessConfig>,
+    /// Replaced once, after the seeds, by an adaptive timeout.
+    harness: std::sync::RwLock<Arc<HarnessConfig>>,
     /// The main harness's source server (block map, the dictionary taken
     /// from the source).
     sources: Arc<SourceServer>,
@@ -169,6 +171,11 @@ impl State {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The harness configuration new harnesses start with.
+    fn harness(&self) -> Arc<HarnessConfig> {
+        Arc::clone(&self.harness.read().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn stats(&self) -> Option<MutexGuard<'_, CampaignStats>> {
@@ -257,6 +264,7 @@ pub fn fuzz(
     scratch.value_profile = shared.options.use_value_profile;
     let mut seed_parser = GrammarWorker::new(shared.grammar.as_ref());
     let seeds_run = run_seeds(&shared, &mut first, &mut scratch, &mut seed_parser, seeds)?;
+    timeout::adapt_to_seeds(&shared, &mut first, scratch.slowest_micros);
     after_seeds(&shared, seeds_run);
     run_workers(&shared, first, scratch, feedbacks);
     summary::finish(&shared)

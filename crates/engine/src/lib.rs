@@ -78,6 +78,27 @@ pub struct FuzzOptions {
     /// The statistics file to append to (JSON lines, see
     /// `php_fuzz_storage::StatsLine`); `None` writes none.
     pub stats: Option<PathBuf>,
+    /// No timeout was given: the seeds run with the harness's timeout (the
+    /// upper bound, `ADAPTIVE_TIMEOUT_MAX`), and the campaign then uses a
+    /// multiple of the slowest one (see `adaptive_timeout`).
+    pub adaptive_timeout: bool,
+}
+
+/// The adaptive timeout is this many times the slowest seed's run...
+pub const ADAPTIVE_TIMEOUT_FACTOR: u32 = 20;
+/// ...and at least this...
+pub const ADAPTIVE_TIMEOUT_MIN: Duration = Duration::from_secs(1);
+/// ...and at most this, the timeout the seeds run with.
+pub const ADAPTIVE_TIMEOUT_MAX: Duration = Duration::from_secs(10);
+
+/// The timeout a campaign without `--timeout` uses once its seeds ran, the
+/// slowest (without a crash) taking `slowest`: `ADAPTIVE_TIMEOUT_FACTOR`
+/// times it, rounded up to a tenth of a second, within
+/// `ADAPTIVE_TIMEOUT_MIN..=ADAPTIVE_TIMEOUT_MAX` (as AFL's `-t` default).
+pub fn adaptive_timeout(slowest: Duration) -> Duration {
+    let scaled = slowest.saturating_mul(ADAPTIVE_TIMEOUT_FACTOR);
+    let tenths = scaled.as_millis().div_ceil(100) as u64;
+    Duration::from_millis(tenths * 100).clamp(ADAPTIVE_TIMEOUT_MIN, ADAPTIVE_TIMEOUT_MAX)
 }
 
 impl Default for FuzzOptions {
@@ -102,6 +123,7 @@ impl Default for FuzzOptions {
             findings_dir: None,
             entropic: None,
             stats: None,
+            adaptive_timeout: false,
         }
     }
 }

@@ -29,6 +29,12 @@ pub trait CampaignVoice: Send + Sync + fmt::Debug {
     fn status(&self, out: &Output, status: &StatusLine<'_>);
     /// A new crash, already saved as `saved`; `runs` and `seconds` so far.
     fn new_crash(&self, out: &Output, crash: &Crash, input: &[u8], saved: &KnownCrash);
+    /// The timeout adapted to the seeds (no timeout was given): `line`
+    /// says so in php-fuzz's words.
+    fn timeout_adapted(&self, out: &Output, line: &str, timeout_secs: f64) {
+        let _ = timeout_secs;
+        out.status(line);
+    }
 }
 
 /// What a campaign says before it runs the corpus.
@@ -38,6 +44,9 @@ pub struct Opening<'a> {
     pub target: &'a str,
     pub php_version: &'a str,
     pub timeout_secs: f64,
+    /// The timeout adapts to the seeds (none was given): `timeout_secs` is
+    /// the seeds' own, and the campaign's is printed once they ran.
+    pub adaptive_timeout: bool,
     pub rss_limit_mb: u64,
     pub corpus_dir: &'a Path,
     pub seed_files: usize,
@@ -78,9 +87,14 @@ impl Output {
             return voice.opening(self, opening);
         }
         let o = opening;
+        let timeout = if o.adaptive_timeout {
+            format!("adaptive (seeds: {} s)", o.timeout_secs)
+        } else {
+            format!("{} s", o.timeout_secs)
+        };
         self.line(&format!(
-            "INFO: seed: {}  target: {}  php: {}  timeout: {} s  rss limit: {} MB  coverage: {}",
-            o.seed, o.target, o.php_version, o.timeout_secs, o.rss_limit_mb, o.coverage
+            "INFO: seed: {}  target: {}  php: {}  timeout: {timeout}  rss limit: {} MB  coverage: {}",
+            o.seed, o.target, o.php_version, o.rss_limit_mb, o.coverage
         ));
         self.line(&format!(
             "INFO: corpus: {} ({} files, {} bytes)  artifacts: {}  dictionary: {} entries  max len: {}  jobs: {}",
@@ -135,6 +149,14 @@ impl Output {
     }
 
     /// Progress and status lines; suppressed by `--quiet`.
+    /// The timeout adapted to the seeds: `line` says so.
+    pub(crate) fn timeout_adapted(&self, line: &str, timeout_secs: f64) {
+        match &self.voice {
+            Some(voice) => voice.timeout_adapted(self, line, timeout_secs),
+            None => self.status(line),
+        }
+    }
+
     pub fn status(&self, text: &str) {
         if !self.quiet {
             self.line(text);

@@ -68,6 +68,9 @@ pub struct RunResult<'a> {
     pub coverage: Coverage<'a>,
     /// Hash of the run's trace (0 if none): equal hashes, equal coverage.
     pub trace_hash: u64,
+    /// How long the run took by the harness's clock, in microseconds; 0
+    /// for a crash.
+    pub micros: u32,
     /// The run took a path already reported in full by this harness
     /// process, which then sent only the hash: `coverage` is empty.
     pub repeat: bool,
@@ -174,6 +177,13 @@ impl Executor {
 
     pub fn stats(&self) -> ExecutorStats {
         self.stats
+    }
+
+    /// From the next batch on, runs use `config` (its timeout, which the
+    /// running harness takes with the batch). The target and the rest of
+    /// what a harness starts with must be the same.
+    pub fn set_config(&mut self, config: Arc<HarnessConfig>) {
+        self.config = config;
     }
 
     /// From now on, batches stop early once `stop` is reached: `finish`
@@ -376,6 +386,7 @@ impl Executor {
         process
             .send(&Request::Run {
                 streaming,
+                timeout_ms: self.config.timeout.as_millis().max(1) as u64,
                 inputs: InputList {
                     data,
                     ends: &self.ends,
@@ -464,6 +475,7 @@ impl Executor {
             crash: None,
             coverage: self.coverage(outcome.coverage),
             trace_hash: outcome.trace_hash,
+            micros: outcome.micros,
             repeat: outcome.repeat && !self.has_earlier,
             cmp_log: &self.cmp_log,
         });
@@ -492,6 +504,7 @@ impl Executor {
             crash: Some(crash),
             coverage,
             trace_hash: 0,
+            micros: 0,
             repeat: false,
             cmp_log: &self.cmp_log,
         });

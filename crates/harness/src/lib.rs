@@ -81,7 +81,7 @@ impl HarnessConfig {
             timeout: Duration::from_secs(3),
             rss_limit_mb: 2048,
             load_timeout: Duration::from_secs(60),
-            flush_interval: Duration::from_millis(100),
+            flush_interval: Duration::from_millis(50),
             forward_output: false,
             dedup_traces: false,
             max_stack_depth: 50_000,

@@ -61,6 +61,9 @@ pub enum Request<'a> {
         /// run that kills the process leaves its last blocks behind): the
         /// harness sends it without looking at the stack.
         streaming: bool,
+        /// The timeout of this batch's runs (it may change after the
+        /// seeds, see `--timeout`).
+        timeout_ms: u64,
         inputs: InputList<'a>,
     },
     Source {
@@ -178,6 +181,8 @@ pub struct Outcome<'a> {
     pub repeat: bool,
     /// xxh3 of the trace (trace style, clean runs), else 0.
     pub trace_hash: u64,
+    /// How long the run took, in microseconds (saturating).
+    pub micros: u32,
     pub coverage: &'a [u8],
     pub problem: Option<Problem<'a>>,
 }
@@ -264,6 +269,7 @@ mod tests {
             7,
             &Request::Run {
                 streaming: true,
+                timeout_ms: 1500,
                 inputs: InputList { data, ends: &ends },
             },
         )
@@ -271,9 +277,10 @@ mod tests {
         let mut expected = Vec::new();
         expected.extend_from_slice(&[0xF5, b'p', b'f', 2]);
         expected.extend_from_slice(&7u32.to_le_bytes());
-        expected.extend_from_slice(&(4u32 + 1 + 8 + 8 + 2 + 8 + 3).to_le_bytes());
+        expected.extend_from_slice(&(4u32 + 1 + 8 + 8 + 8 + 2 + 8 + 3).to_le_bytes());
         expected.extend_from_slice(&1u32.to_le_bytes());
         expected.push(1);
+        expected.extend_from_slice(&1500u64.to_le_bytes());
         expected.extend_from_slice(&2u64.to_le_bytes());
         expected.extend_from_slice(&2u64.to_le_bytes());
         expected.extend_from_slice(b"ab");
@@ -321,6 +328,7 @@ mod tests {
         p.push(status::OK);
         p.push(0);
         p.extend_from_slice(&0xabcdu64.to_le_bytes());
+        p.extend_from_slice(&1234u32.to_le_bytes());
         p.extend_from_slice(&4u64.to_le_bytes());
         p.extend_from_slice(&[5, 0, 0, 0]);
         p.push(0);
@@ -330,6 +338,7 @@ mod tests {
                 assert_eq!(outcomes.len(), 1);
                 assert_eq!(outcomes[0].coverage, &[5, 0, 0, 0]);
                 assert_eq!(outcomes[0].trace_hash, 0xabcd);
+                assert_eq!(outcomes[0].micros, 1234);
                 assert!(!outcomes[0].repeat);
                 assert!(outcomes[0].problem.is_none());
             }

@@ -49,6 +49,25 @@ fn a_sleeping_target_sleeps_its_full_time() {
 }
 
 #[test]
+fn a_long_healthy_run_gets_no_signal_and_its_trace_stays_bounded() {
+    // 8 million blocks, then a 200 ms sleep that must not be cut short: no
+    // signal asks for the trace (issue #26), and the harness does not hold
+    // the 32 MB the whole trace would weigh.
+    let mut ex = hostile("sleeper.php", |c| c.timeout = Duration::from_secs(30));
+    let before = {
+        run(&mut ex, &[b"S"]);
+        ex.stats().peak_rss_mb
+    };
+    let results = run(&mut ex, &[b"G", b"G"]);
+    assert_eq!(verdicts(&results), ["ok", "ok"]);
+    let peak = ex.stats().peak_rss_mb;
+    assert!(
+        peak < before + 16,
+        "the harness grew from {before} to {peak} MB"
+    );
+}
+
+#[test]
 fn a_target_sleeping_forever_still_times_out_with_its_stack() {
     let mut ex = hostile("sleeper.php", |c| c.timeout = Duration::from_secs(1));
     let results = run(&mut ex, &[b"L", b"S"]);
@@ -202,32 +221,26 @@ fn targets_that_undo_the_harness_signals_still_time_out() {
 }
 
 #[test]
-fn a_spin_with_async_signals_off_is_a_timeout_even_when_its_trace_fills_the_memory_first() {
-    // With pcntl_async_signals(false), or SIGUSR1 ignored, the harness never
-    // hears the engine ask for the trace, so it grows by 4 bytes a block.
-    // With a timeout this long the memory limit comes first, whatever the
-    // machine's load: the run is still a hang at spin(), not an
-    // out-of-memory.
+fn a_spin_with_async_signals_off_is_a_timeout_and_its_trace_stays_bounded() {
+    // With pcntl_async_signals(false), or SIGUSR1 ignored, no handler of the
+    // harness runs, and none is needed to bound the trace: the loop's body
+    // sends it to the engine in chunks (FuzzingContext::drain). PHP's own
+    // time limit (SIGPROF) ends the spin, at spin(), and the harness's
+    // memory stays where it was: a hang is never an out-of-memory.
     let mut ex = hostile("signals.php", |c| {
-        c.timeout = Duration::from_secs(600);
+        c.timeout = Duration::from_secs(2);
         c.rss_limit_mb = 128;
     });
-    let started = Instant::now();
     let results = run(&mut ex, &[b"p", b"U", b""]);
     for i in 0..2 {
         let crash = crash_of(&results, i);
         assert_eq!(crash.kind, CrashKind::Timeout, "input {i}: {crash:?}");
         assert_eq!(function(crash), "spin()", "input {i}: {crash:?}");
         assert!(crash.problem.file.ends_with("signals.php"), "{crash:?}");
-        assert!(
-            crash.problem.message.contains("signals turned off"),
-            "the report says why: {crash:?}"
-        );
     }
     assert!(results[2].0.is_none(), "{:?}", verdicts(&results));
     let peak = ex.stats().peak_rss_mb;
-    assert!(peak < 128 + 64, "the harness grew to {peak} MB");
-    assert!(started.elapsed() < Duration::from_secs(120), "a hang");
+    assert!(peak < 64, "the harness grew to {peak} MB");
 }
 
 #[test]

@@ -52,6 +52,23 @@ pub enum BlockKind {
     YieldResume,
 }
 
+impl BlockKind {
+    /// Whether this block's counter also keeps the trace bounded: every
+    /// loop iteration passes a loop body or a label, and every call an
+    /// entry, so no run records more than a bounded stretch without one.
+    pub fn bounds_trace(self) -> bool {
+        matches!(
+            self,
+            BlockKind::LoopBody
+                | BlockKind::GotoLabel
+                | BlockKind::FunctionEntry
+                | BlockKind::MethodEntry
+                | BlockKind::ClosureEntry
+                | BlockKind::PropertyHook
+        )
+    }
+}
+
 /// One entry of the block map.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Block {

@@ -66,8 +66,18 @@ impl<'s> Plan<'s> {
             renumber[old as usize] = new as u32;
         }
         insertions.retain_mut(|insertion| {
-            insertion.block = renumber[insertion.block as usize];
-            insertion.block != u32::MAX
+            let old = insertion.block as usize;
+            insertion.block = renumber[old];
+            if insertion.block != u32::MAX {
+                return true;
+            }
+            // A left-out counter that bounds the trace keeps its check.
+            let keep = blocks[old].pruned && insertion.piece == Piece::BoundingCounter;
+            if keep {
+                insertion.piece = Piece::TraceBound;
+                insertion.block = 0;
+            }
+            keep
         });
         insertions.sort_by_key(|insertion| (insertion.offset, insertion.rank));
 

@@ -14,6 +14,15 @@ pub(crate) enum Piece {
     Counter,
     /// `{` and a counter, opening a brace-less body.
     BraceCounter,
+    /// A counter that also keeps the trace bounded: in trace style, once
+    /// the trace passes `TRACE_CHUNK_BYTES` the runtime sends it to the
+    /// engine and starts anew (`FuzzingContext::drain()`).
+    BoundingCounter,
+    /// `{` and a bounding counter, opening a brace-less body.
+    BoundingBraceCounter,
+    /// The length check of a bounding counter whose block is left out as
+    /// implied by others (`Coverage::Pruned`): it records nothing.
+    TraceBound,
     /// `}` closing a brace-less body.
     BraceClose,
     /// `;` before a `?>` that ended the statement on its own.
@@ -45,6 +54,9 @@ impl Piece {
         match (self, style) {
             (Piece::Counter | Piece::BraceCounter, StubStyle::Trace) => 64,
             (Piece::Counter | Piece::BraceCounter, StubStyle::EdgeMap) => 256,
+            (Piece::BoundingCounter | Piece::BoundingBraceCounter, StubStyle::Trace) => 192,
+            (Piece::BoundingCounter | Piece::BoundingBraceCounter, StubStyle::EdgeMap) => 256,
+            (Piece::TraceBound, _) => 128,
             (Piece::Open | Piece::OpenYield | Piece::OpenTruthy, _) => 48,
             (Piece::CloseCondition, _) => 160,
             (
@@ -63,7 +75,12 @@ impl Piece {
     pub(crate) fn starts_with_name(self) -> bool {
         matches!(
             self,
-            Piece::Counter | Piece::Open | Piece::OpenYield | Piece::OpenTruthy
+            Piece::Counter
+                | Piece::BoundingCounter
+                | Piece::TraceBound
+                | Piece::Open
+                | Piece::OpenYield
+                | Piece::OpenTruthy
         )
     }
 
@@ -75,6 +92,13 @@ impl Piece {
                 counter(out, style, id);
                 out.push(b' ');
             }
+            Piece::BoundingCounter => bounding_counter(out, style, id),
+            Piece::BoundingBraceCounter => {
+                out.push(b'{');
+                bounding_counter(out, style, id);
+                out.push(b' ');
+            }
+            Piece::TraceBound => trace_bound(out, style),
             Piece::BraceClose => out.push(b'}'),
             Piece::Terminator => out.push(b';'),
             Piece::Open => call_open(out, record_function(style), style, id),
@@ -118,6 +142,28 @@ fn counter(out: &mut Vec<u8>, style: StubStyle, id: u32) {
             decimal(out, id);
             out.push(b';');
         }
+    }
+}
+
+/// The trace's length past which a bounding counter sends it to the engine
+/// (1 MiB: 262,144 blocks). `FuzzingContext::TRACE_CHUNK_BYTES` is the same.
+pub const TRACE_CHUNK_BYTES: usize = 1 << 20;
+
+/// A counter, then in trace style `isset(…$trace[N]) && …::drain();`: one
+/// test of the trace's length, the cost of a loop iteration or a call.
+fn bounding_counter(out: &mut Vec<u8>, style: StubStyle, id: u32) {
+    counter(out, style, id);
+    out.push(b' ');
+    trace_bound(out, style);
+}
+
+/// `isset(…$trace[N]) && …::drain();` in trace style; nothing in edge-map
+/// style, whose record is bounded by the number of edges.
+fn trace_bound(out: &mut Vec<u8>, style: StubStyle) {
+    if style == StubStyle::Trace {
+        out.extend_from_slice(b"isset(\\PhpFuzz\\FuzzingContext::$trace[");
+        decimal(out, TRACE_CHUNK_BYTES as u32);
+        out.extend_from_slice(b"]) && \\PhpFuzz\\FuzzingContext::drain();");
     }
 }
 

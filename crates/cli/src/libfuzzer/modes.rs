@@ -71,11 +71,15 @@ pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCod
                 .entropic_feature_frequency_threshold
                 .clamp(1, i64::from(u16::MAX)) as u16,
         }),
+        adaptive_timeout: cx.harness.timeout.is_none(),
         ..FuzzOptions::default()
     };
+    if options.adaptive_timeout {
+        session.time_seeds_for_adaptive_timeout();
+    }
     let voice = LibFuzzerVoice::new(
         prefix,
-        cx.timeout_secs(),
+        session.config.timeout.as_secs_f64().ceil() as u64,
         session.config.rss_limit_mb,
         flags.max_len > 0,
         flags.verbosity == 0,

@@ -1,6 +1,7 @@
 //! The engine's campaign messages in libFuzzer's words, and what the front
 //! end needs to know afterwards: units added, the first crash.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use php_fuzz_engine::{CampaignVoice, Event, KnownCrash, Opening, Output, StatusLine};
@@ -11,7 +12,8 @@ use super::report::{ReportContext, crash_report, status_line};
 #[derive(Debug)]
 pub struct LibFuzzerVoice {
     pub artifact_prefix: String,
-    pub timeout_secs: u64,
+    /// As reports say it; set again once an adaptive timeout is known.
+    pub timeout_secs: AtomicU64,
     pub rss_limit_mb: u64,
     /// `-max_len` was given (else libFuzzer says what it picked).
     pub max_len_given: bool,
@@ -38,7 +40,7 @@ impl LibFuzzerVoice {
     ) -> LibFuzzerVoice {
         LibFuzzerVoice {
             artifact_prefix,
-            timeout_secs,
+            timeout_secs: AtomicU64::new(timeout_secs),
             rss_limit_mb,
             max_len_given,
             quiet,
@@ -98,9 +100,17 @@ impl CampaignVoice for LibFuzzerVoice {
         let context = ReportContext {
             pid: std::process::id(),
             artifact: Some((&self.artifact_prefix, &saved.artifact)),
-            timeout_secs: self.timeout_secs,
+            timeout_secs: self.timeout_secs.load(Ordering::Relaxed),
             rss_limit_mb: self.rss_limit_mb,
         };
         out.line(&crash_report(crash, &context));
+    }
+
+    fn timeout_adapted(&self, out: &Output, line: &str, timeout_secs: f64) {
+        self.timeout_secs
+            .store(timeout_secs.ceil() as u64, Ordering::Relaxed);
+        if !self.quiet {
+            out.line(line);
+        }
     }
 }

@@ -26,6 +26,9 @@ pub(super) fn finish_and_collect(
 ) -> Result<(), EngineError> {
     let batch = std::mem::take(&mut scratch.batch);
     let result = executor.finish(&batch, |r| {
+        if r.crash.is_none() {
+            scratch.slowest_micros = scratch.slowest_micros.max(r.micros);
+        }
         scratch.collect(
             r.index,
             r.crash,

@@ -1,7 +1,11 @@
-//! A crash about to be saved for the first time is run again, alone, on a
-//! fresh harness. A crash that needs what earlier runs left behind (a static
-//! counter, a cache, memory grown over thousands of runs) is still saved,
-//! but its report says that its input alone does not reproduce it.
+//! A crash saved as a new finding is run again, alone, on a fresh harness.
+//! A crash that needs what earlier runs left behind (a static counter, a
+//! cache, memory grown over thousands of runs) keeps its finding, but its
+//! report gains a note that its input alone does not reproduce it.
+//!
+//! The check comes after the save and the report: the input is on disk
+//! before anything else happens, and a hang is reported when it is seen,
+//! not a whole timeout later.
 
 use std::sync::Arc;
 
@@ -9,41 +13,38 @@ use php_fuzz_harness::{Batch, Crash, Executor};
 
 use super::Shared;
 use super::scratch::Scratch;
+use crate::EngineError;
 use crate::signature::signature;
 
-/// Notes on each crash of `scratch` that would be new whether its input
-/// alone crashes a fresh harness the same way. Runs without the state lock.
-pub(super) fn confirm_new_crashes(shared: &Shared, scratch: &mut Scratch) {
-    if scratch.crashes.is_empty() {
-        return;
-    }
-    let mut checked: Vec<String> = Vec::new();
-    for (index, crash) in &mut scratch.crashes {
-        let key = signature(crash);
-        if checked.contains(&key) || !shared.lock().would_save(shared, crash) {
-            continue;
-        }
-        let input = scratch.batch.get(*index);
+/// Re-runs alone the input of each finding `scratch`'s batch saved, and
+/// notes on its report when it does not crash the same way. Runs without
+/// the state lock.
+pub(super) fn confirm_saved_crashes(
+    shared: &Shared,
+    scratch: &mut Scratch,
+) -> Result<(), EngineError> {
+    for (index, key) in std::mem::take(&mut scratch.saved) {
         let note = if shared.should_stop() {
             // A re-run may take a whole timeout; the campaign is ending.
             Some("not re-run alone: the campaign was stopping".to_string())
         } else {
-            rerun_alone(shared, input, &key)
+            rerun_alone(shared, scratch.batch.get(index), &key)
         };
-        if let Some(note) = note {
-            crash.note = Some(match crash.note.take() {
-                Some(earlier) => format!("{earlier}; {note}"),
-                None => note,
-            });
+        let Some(note) = note else { continue };
+        let artifact = shared.lock().crashes.add_note(&key, &note)?;
+        if let Some(artifact) = artifact {
+            shared
+                .out
+                .line(&format!("  note on {}: {note}", artifact.display()));
         }
-        checked.push(key);
     }
+    Ok(())
 }
 
 /// Why `input` alone, on a fresh harness, does not crash with signature
 /// `key`; `None` if it does.
 fn rerun_alone(shared: &Shared, input: &[u8], key: &str) -> Option<String> {
-    let mut executor = Executor::new(Arc::clone(&shared.harness), Arc::clone(&shared.sources));
+    let mut executor = Executor::new(shared.harness(), Arc::clone(&shared.sources));
     // A re-run may take a whole timeout: Ctrl-C and --max-time stop it too.
     executor.stop_when(shared.stop.clone());
     let mut batch = Batch::new();

@@ -23,7 +23,9 @@ pub(super) fn absorb(
     let mut crashes = std::mem::take(&mut scratch.crashes);
     for (index, crash) in crashes.drain(..) {
         let input = scratch.batch.get(index);
-        record_crash(shared, state, input, &crash)?;
+        if let Some(signature) = record_crash(shared, state, input, &crash)? {
+            scratch.saved.push((index, signature));
+        }
     }
     scratch.crashes = crashes;
 
@@ -115,16 +117,17 @@ pub(super) fn absorb(
     Ok(())
 }
 
-/// Saves a new crash and reports it, or counts a known one.
+/// Saves a new crash and reports it, or counts a known one. Returns the
+/// signature of a crash saved as a new finding.
 fn record_crash(
     shared: &Shared,
     state: &mut State,
     input: &[u8],
     crash: &Crash,
-) -> Result<(), EngineError> {
+) -> Result<Option<String>, EngineError> {
     if !state.crashes.knows(crash) && !state.would_save(shared, crash) {
         // --max-crashes is reached: the campaign is stopping, and saves no more.
-        return Ok(());
+        return Ok(None);
     }
     let runs = shared.runs.load(Ordering::Relaxed);
     let seconds = shared.started.elapsed().as_secs();
@@ -164,14 +167,15 @@ fn record_crash(
             {
                 state.stop.get_or_insert(StopReason::MaxCrashes);
             }
+            Ok(Some(saved.record.signature))
         }
         Recorded::Duplicate(known) => {
             if known.hits == 1 && !known.new {
                 shared.out.line(&known_crash_line(crash, known));
             }
+            Ok(None)
         }
     }
-    Ok(())
 }
 
 fn hex(bytes: &[u8]) -> String {

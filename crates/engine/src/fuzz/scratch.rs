@@ -104,6 +104,11 @@ pub(super) struct Scratch {
     /// Hashes of traces whose features held nothing new; worker-local.
     pub known_traces: FingerprintCache,
     pub crashes: Vec<(usize, Crash)>,
+    /// The longest run without a crash this scratch collected, in
+    /// microseconds (the seeds' sets the adaptive timeout).
+    pub slowest_micros: u32,
+    /// Crashes this batch saved as new findings: input index and signature.
+    pub saved: Vec<(usize, String)>,
     pub crashed: Vec<bool>,
     counter: EdgeCounter,
     run_features: Vec<Feature>,
@@ -134,6 +139,8 @@ impl Scratch {
             trace_hashes: Vec::new(),
             known_traces: FingerprintCache::new(FINGERPRINT_CACHE_BITS),
             crashes: Vec::new(),
+            saved: Vec::new(),
+            slowest_micros: 0,
             crashed: Vec::new(),
             counter: EdgeCounter::new(),
             run_features: Vec::new(),
@@ -157,6 +164,7 @@ impl Scratch {
         self.known.clear();
         self.trace_hashes.clear();
         self.crashes.clear();
+        self.saved.clear();
         self.crashed.clear();
         self.joined.clear();
         self.blocks = 0;

@@ -9,7 +9,7 @@ use php_fuzz_harness::Executor;
 use php_fuzz_storage::CorpusFile;
 
 use super::collect::run_and_collect;
-use super::confirm::confirm_new_crashes;
+use super::confirm::confirm_saved_crashes;
 use super::feedback::absorb;
 use super::grammar::GrammarWorker;
 use super::scratch::Scratch;
@@ -75,8 +75,8 @@ pub(super) fn run_seeds(
         run_and_collect(shared, executor, scratch)?;
         counts.ran += scratch.batch.len();
         counts.crashed += scratch.crashed.iter().filter(|&&c| c).count();
-        confirm_new_crashes(shared, scratch);
         absorb(shared, &mut shared.lock(), scratch)?;
+        confirm_saved_crashes(shared, scratch)?;
         grammar.learn(shared, scratch);
     }
     Ok(counts)

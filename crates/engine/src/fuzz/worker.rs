@@ -12,7 +12,7 @@ use php_fuzz_storage::CorpusFile;
 use super::batch::build_batch;
 use super::cmp::CmpFeedback;
 use super::collect::finish_and_collect;
-use super::confirm::confirm_new_crashes;
+use super::confirm::confirm_saved_crashes;
 use super::custom::CustomMutation;
 use super::feedback::absorb;
 use super::grammar::GrammarWorker;
@@ -37,7 +37,7 @@ pub(super) fn run_workers(
     let first_cmp = feedbacks.next().flatten();
     for (worker, cmp) in (1..jobs).zip(feedbacks) {
         let shared = Arc::clone(shared);
-        let mut executor = Executor::new(Arc::clone(&shared.harness), Arc::clone(&shared.sources));
+        let mut executor = Executor::new(shared.harness(), Arc::clone(&shared.sources));
         executor.stop_when(shared.stop.clone());
         workers.push(
             std::thread::Builder::new()
@@ -118,8 +118,8 @@ fn worker_loop(
             }
             if in_flight {
                 finish_and_collect(shared, &mut executor, &mut current)?;
-                confirm_new_crashes(shared, &mut current);
                 absorb(shared, &mut shared.lock(), &mut current)?;
+                confirm_saved_crashes(shared, &mut current)?;
                 grammar.learn(shared, &mut current);
                 if let Some(cmp) = cmp.as_mut() {
                     save_auto_dictionary(&mut shared.lock())?;

@@ -57,8 +57,12 @@ pub(crate) struct PlannedBlock {
     pub function: Option<u32>,
     /// What a wrapper or added braces enclose, if anything.
     pub span: Option<(usize, usize)>,
-    /// Cleared when one of its insertions would land outside PHP code.
+    /// Cleared when one of its insertions would land outside PHP code, or
+    /// when the block is left out as implied (`pruned`).
     pub valid: bool,
+    /// Left out as implied by other blocks: a counter that bounds the
+    /// trace then keeps its length check (`Piece::TraceBound`).
+    pub pruned: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -251,11 +255,23 @@ impl<'s> Analyzer<'s> {
             function: self.scope.function(),
             span: None,
             valid: !self.scope.in_assert(),
+            pruned: false,
         });
         (self.blocks.len() - 1) as u32
     }
 
     fn insert(&mut self, offset: usize, rank: u32, block: u32, piece: Piece) {
+        // Every loop iteration and every call passes a counter that bounds
+        // the trace (docs/instrumentation.md, "A bounded trace").
+        let piece = match piece {
+            Piece::Counter if self.blocks[block as usize].kind.bounds_trace() => {
+                Piece::BoundingCounter
+            }
+            Piece::BraceCounter if self.blocks[block as usize].kind.bounds_trace() => {
+                Piece::BoundingBraceCounter
+            }
+            other => other,
+        };
         self.insertions.push(Insertion {
             offset,
             rank,

@@ -256,5 +256,6 @@ pub(super) fn leave_out_implied(blocks: &mut [PlannedBlock], implied: &[Implied]
         .collect();
     for block in implied {
         blocks[block as usize].valid = false;
+        blocks[block as usize].pruned = true;
     }
 }

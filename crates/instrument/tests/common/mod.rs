@@ -93,7 +93,8 @@ pub fn assert_only_inserted(original: &[u8], output: &[u8]) {
 }
 
 /// The instrumented text with trace-style stubs abbreviated for review:
-/// a counter statement becomes `«N»`, a wrapper's opening
+/// a counter statement becomes `«N»` (`«N»↺` with the length check of a
+/// counter that bounds the trace), a wrapper's opening
 /// `traceBlock(«N», ` or `traceTruthy(«N», `, and the call-free record of a
 /// short-circuit operand, `) ? (…$trace .= "ID") !== '' : (…$trace .= "ID") === '')`,
 /// becomes `) ?«N»)`. Ids are the 4-byte literals the stubs append.
@@ -101,6 +102,8 @@ pub fn assert_only_inserted(original: &[u8], output: &[u8]) {
 /// cannot hide one.
 pub fn abbreviate(output: &[u8]) -> String {
     const TRACE: &[u8] = br"\PhpFuzz\FuzzingContext::$trace .= ";
+    const BOUND: &[u8] =
+        br" isset(\PhpFuzz\FuzzingContext::$trace[1048576]) && \PhpFuzz\FuzzingContext::drain();";
     const STUBS: [(&[u8], &[u8], &str, &str); 3] = [
         (TRACE, b";", "«", "»"),
         (br"\PhpFuzz\traceBlock(", b", ", "traceBlock(«", "», "),
@@ -127,6 +130,12 @@ pub fn abbreviate(output: &[u8]) -> String {
             at = output.len() - rest.len() + expected.len();
             continue 'bytes;
         }
+        // The check alone, of a bounding counter left out as implied.
+        if let Some(after) = output[at..].strip_prefix(&BOUND[1..]) {
+            text.extend_from_slice("↺".as_bytes());
+            at = output.len() - after.len();
+            continue 'bytes;
+        }
         for (prefix, suffix, open, close) in STUBS {
             let Some(rest) = output[at..].strip_prefix(prefix) else {
                 continue;
@@ -139,6 +148,13 @@ pub fn abbreviate(output: &[u8]) -> String {
             );
             text.extend_from_slice(format!("{open}{id}{close}").as_bytes());
             at = output.len() - rest.len() + literal + suffix.len();
+            // A bounding counter's length check (loop bodies, labels, entries).
+            if prefix == TRACE
+                && let Some(after) = output[at..].strip_prefix(BOUND)
+            {
+                text.extend_from_slice("↺".as_bytes());
+                at = output.len() - after.len();
+            }
             continue 'bytes;
         }
         text.push(output[at]);

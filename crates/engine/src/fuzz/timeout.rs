@@ -1,0 +1,41 @@
+//! The adaptive timeout: without `--timeout`, the seeds run with the upper
+//! bound, and the campaign then uses a multiple of the slowest seed's run
+//! (`crate::adaptive_timeout`), as AFL derives its `-t` from calibration.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use php_fuzz_harness::{Executor, HarnessConfig};
+
+use super::Shared;
+use crate::crashes::replay_flags;
+use crate::{ADAPTIVE_TIMEOUT_FACTOR, ADAPTIVE_TIMEOUT_MAX, ADAPTIVE_TIMEOUT_MIN};
+
+/// Sets the campaign's timeout from the slowest seed (`slowest_micros`),
+/// if it adapts: for `first` (whose harness takes it with its next batch),
+/// for every harness started from now on, and in reproduce commands.
+pub(super) fn adapt_to_seeds(shared: &Shared, first: &mut Executor, slowest_micros: u32) {
+    if !shared.options.adaptive_timeout {
+        return;
+    }
+    let slowest = Duration::from_micros(u64::from(slowest_micros));
+    let timeout = crate::adaptive_timeout(slowest);
+    let mut config: HarnessConfig = (*shared.harness()).clone();
+    config.timeout = timeout;
+    let config = Arc::new(config);
+    first.set_config(Arc::clone(&config));
+    *shared.harness.write().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&config);
+    shared
+        .lock()
+        .crashes
+        .set_replay_flags(replay_flags(&config, shared.sources.style()));
+    let line = format!(
+        "INFO: timeout: {:.1} s ({ADAPTIVE_TIMEOUT_FACTOR} × the slowest seed, {:.1} ms, within {}–{} s; \
+         --timeout sets it)",
+        timeout.as_secs_f64(),
+        slowest.as_secs_f64() * 1000.0,
+        ADAPTIVE_TIMEOUT_MIN.as_secs(),
+        ADAPTIVE_TIMEOUT_MAX.as_secs(),
+    );
+    shared.out.timeout_adapted(&line, timeout.as_secs_f64());
+}
