@@ -12,6 +12,7 @@ use rustix::process::Signal;
 use crate::process::{HarnessProcess, POLL_SLICE, TargetInfo, Wait};
 use crate::protocol::{self, Event, InputList, Request};
 use crate::sources::SourceServer;
+use crate::spare::Spare;
 use crate::triage;
 use crate::watch::Watch;
 use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem, StopWhen};
@@ -112,6 +113,8 @@ pub struct Executor {
     cmp_logs: VecDeque<(usize, Vec<u8>)>,
     cmp_log: Vec<u8>,
     stop: StopWhen,
+    /// The next harness, loading while this one runs (after a first death).
+    spare: Option<Spare>,
 }
 
 /// A submitted batch.
@@ -164,6 +167,7 @@ impl Executor {
             cmp_logs: VecDeque::new(),
             cmp_log: Vec::new(),
             stop: StopWhen::default(),
+            spare: None,
         }
     }
 
@@ -205,11 +209,21 @@ impl Executor {
         }
         let mut failures = 0;
         loop {
-            match HarnessProcess::spawn(&self.config, &self.sources) {
+            let spawned = match self.spare.take().and_then(Spare::take) {
+                Some(spawned) => spawned,
+                None => HarnessProcess::spawn(&self.config, &self.sources),
+            };
+            match spawned {
                 Ok(process) => {
                     self.stats.harness_starts += 1;
+                    let restart = self.info.is_some();
                     self.info = Some(process.info.clone());
                     self.process = Some(process);
+                    if restart {
+                        // This target kills its harness: have the next one ready.
+                        let config = Arc::clone(&self.config);
+                        self.spare = Some(Spare::start(config, Arc::clone(&self.sources)));
+                    }
                     return Ok(());
                 }
                 // The target loaded before: a harness dying at load is flaky, retry.
@@ -229,8 +243,9 @@ impl Executor {
         }
     }
 
-    /// Stops the harness process, if one runs.
+    /// Stops the harness process, if one runs, and any spare.
     pub fn shutdown(&mut self) {
+        self.spare = None;
         if let Some(process) = self.process.take() {
             process.shutdown();
         }

@@ -14,6 +14,7 @@ mod process;
 pub mod protocol;
 mod runtime;
 mod sources;
+mod spare;
 mod triage;
 mod watch;
 

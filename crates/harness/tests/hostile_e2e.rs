@@ -68,6 +68,31 @@ fn a_long_healthy_run_gets_no_signal_and_its_trace_stays_bounded() {
 }
 
 #[test]
+fn after_a_death_the_next_harness_is_already_loaded() {
+    // After the first death, the restart (for "x") starts a spare on the
+    // side; the second death then finds it loaded: the input after it runs
+    // on a harness that loaded the target well before.
+    let mut ex = hostile("spare.php", |_| {});
+    run(&mut ex, &[b"D"]);
+    run(&mut ex, &[b"x"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let results = run(&mut ex, &[b"D", b"T"]);
+    assert_eq!(crash_of(&results, 0).kind, CrashKind::Exit);
+    let message = &crash_of(&results, 1).problem.message;
+    let numbers: Vec<u64> = message
+        .split(' ')
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    let (loaded, ran) = (numbers[0], numbers[1]);
+    assert!(
+        ran - loaded >= 1_000_000_000,
+        "the harness loaded {} ms before the run: {message}",
+        (ran - loaded) / 1_000_000
+    );
+    assert_eq!(ex.stats().harness_starts, 3, "spares count when used");
+}
+
+#[test]
 fn a_target_sleeping_forever_still_times_out_with_its_stack() {
     let mut ex = hostile("sleeper.php", |c| c.timeout = Duration::from_secs(1));
     let results = run(&mut ex, &[b"L", b"S"]);

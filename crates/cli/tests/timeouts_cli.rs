@@ -1,0 +1,155 @@
+//! Issue #26, section 2: a hang, in PHP code or inside one internal call,
+//! is reported within 1.2 × `--timeout` of wall time; without `--timeout`
+//! the limit adapts to the slowest seed, is printed, and reaches the
+//! reproduce command; an explicit one wins.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, fixture, php_fuzz, sidecar};
+
+/// Fuzzes the seven-kinds target with the one seed `seed` and returns how
+/// long after php-fuzz started its first TIMEOUT report came, and stderr.
+fn time_to_timeout_report(seed: &str, timeout: &str) -> (Duration, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    fs::create_dir(&corpus).unwrap();
+    fs::copy(fixture("hostile/seven/seeds").join(seed), corpus.join(seed)).unwrap();
+    let started = Instant::now();
+    let mut child = Command::new(bin())
+        .args([
+            "fuzz",
+            fixture("hostile/seven/target.php").to_str().unwrap(),
+        ])
+        .args(["corpus", "--timeout", timeout, "--max-time", "30"])
+        .args(["--artifact-dir", "artifacts", "--seed", "1"])
+        .current_dir(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = String::new();
+    let mut reported = None;
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if reported.is_none() && line.starts_with("==== TIMEOUT #1") {
+            reported = Some(started.elapsed());
+            let _ = child.kill();
+        }
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    let _ = child.wait();
+    let reported = reported.unwrap_or_else(|| panic!("no timeout reported:\n{stderr}"));
+    (reported, stderr)
+}
+
+#[test]
+fn a_hang_is_reported_within_a_fifth_past_the_timeout() {
+    // The time counts php-fuzz's own start and the target's load as well.
+    // Seed L loops in PHP code, seed P is stuck in one preg_match() call.
+    for (seed, kind, class) in [
+        ("L", "loop", "Timeout: "),
+        ("P", "preg", "InternalCallTimeout"),
+    ] {
+        let (took, stderr) = time_to_timeout_report(seed, "4");
+        eprintln!(
+            "BENCH: {kind} hang reported {:.2} s after start, --timeout 4",
+            took.as_secs_f64()
+        );
+        assert!(stderr.contains(class), "{stderr}");
+        assert!(
+            took <= Duration::from_secs_f64(4.0 * 1.2),
+            "{kind}: reported {:.2} s after start:\n{stderr}",
+            took.as_secs_f64()
+        );
+    }
+}
+
+/// Fuzzes `target` for a few runs with `seeds` in the corpus and `extra` flags.
+fn fuzz_briefly(
+    target: &str,
+    seeds: &[(&str, &[u8])],
+    extra: &[&str],
+) -> (common::Run, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    fs::create_dir(&corpus).unwrap();
+    for (name, data) in seeds {
+        fs::write(corpus.join(name), data).unwrap();
+    }
+    let mut args = vec!["fuzz", target, "corpus", "--max-runs", "20", "--seed", "1"];
+    args.extend_from_slice(extra);
+    let run = php_fuzz(&args, dir.path());
+    (run, dir)
+}
+
+#[test]
+fn without_a_timeout_it_adapts_to_the_slowest_seed_and_an_explicit_one_wins() {
+    let sleeper = fixture("hostile/sleeper.php");
+    let sleeper = sleeper.to_str().unwrap();
+    // 'S' sleeps 200 ms: 20 times that is 4 s.
+    let (run, _dir) = fuzz_briefly(sleeper, &[("slow", b"S")], &[]);
+    assert_eq!(run.code(), 0, "{}", run.all());
+    assert!(
+        run.stderr().contains("timeout: adaptive (seeds: 10 s)"),
+        "{}",
+        run.all()
+    );
+    let line = run
+        .stderr()
+        .lines()
+        .find(|l| l.starts_with("INFO: timeout: "))
+        .unwrap_or_else(|| panic!("no adaptive timeout line:\n{}", run.all()))
+        .to_string();
+    let secs: f64 = line["INFO: timeout: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((4.0..=5.0).contains(&secs), "{line}");
+    assert!(line.contains("slowest seed"), "{line}");
+
+    // A fast target gets the floor, 1 s.
+    let (run, _dir) = fuzz_briefly(
+        fixture("targets/magic_word.php").to_str().unwrap(),
+        &[("a", b"a")],
+        &[],
+    );
+    assert!(
+        run.stderr().contains("INFO: timeout: 1.0 s"),
+        "{}",
+        run.all()
+    );
+
+    // An explicit --timeout wins: no adaptation.
+    let (run, _dir) = fuzz_briefly(sleeper, &[("slow", b"S")], &["--timeout", "2"]);
+    assert!(run.stderr().contains("timeout: 2 s"), "{}", run.all());
+    assert!(!run.stderr().contains("INFO: timeout: "), "{}", run.all());
+}
+
+#[test]
+fn an_adapted_timeout_reaches_the_reproduce_command_of_a_hang() {
+    // The sleeper's seed 'S' sleeps 200 ms (so the timeout adapts to 4 s),
+    // and every other input dozes forever: the first mutant is a hang.
+    let sleeper = fixture("hostile/sleeper.php");
+    let (run, dir) = fuzz_briefly(
+        sleeper.to_str().unwrap(),
+        &[("slow", b"S")],
+        &["--max-time", "20", "--artifact-dir", "artifacts"],
+    );
+    assert_eq!(run.code(), 70, "a timeout: {}", run.all());
+    let found: Vec<_> = fs::read_dir(dir.path().join("artifacts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    assert_eq!(found.len(), 1, "{}", run.all());
+    let report = sidecar(&found[0]);
+    let reproduce = report["reproduce"].as_str().unwrap();
+    assert!(reproduce.contains("--timeout 4"), "{reproduce}");
+}
