@@ -3,11 +3,12 @@
 
 use std::sync::atomic::Ordering;
 
-use php_fuzz_harness::Executor;
+use php_fuzz_harness::{Crash, Executor};
 
 use super::Shared;
 use super::scratch::Scratch;
 use crate::EngineError;
+use crate::in_flight::{self, Held};
 
 pub(super) fn run_and_collect(
     shared: &Shared,
@@ -26,6 +27,9 @@ pub(super) fn finish_and_collect(
 ) -> Result<(), EngineError> {
     let batch = std::mem::take(&mut scratch.batch);
     let result = executor.finish(&batch, |r| {
+        if let Some(crash) = &r.crash {
+            hold_if_new(shared, &mut scratch.held, batch.get(r.index), crash);
+        }
         scratch.collect(
             r.index,
             r.crash,
@@ -48,4 +52,14 @@ pub(super) fn finish_and_collect(
         .fetch_max(stats.peak_rss_mb, Ordering::Relaxed);
     scratch.adapt_batch_size();
     Ok(())
+}
+
+/// Lists `crash` in flight if it is to be saved, from the moment its
+/// harness reports it: the rest of its batch, then its re-run alone, may
+/// take a harness's whole load time before `absorb` saves it.
+fn hold_if_new(shared: &Shared, held: &mut Vec<Held>, input: &[u8], crash: &Crash) {
+    let state = shared.lock();
+    if state.would_save(shared, crash) {
+        held.push(in_flight::hold(state.crashes.pending(input, crash)));
+    }
 }

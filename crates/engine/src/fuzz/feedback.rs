@@ -12,6 +12,7 @@ use super::{Shared, State, StopReason};
 use crate::EngineError;
 use crate::corpus::{Entry, keeps_all};
 use crate::crashes::Recorded;
+use crate::in_flight::hex;
 use crate::output::{Event, known_crash_line};
 
 /// Takes a batch's results into the shared state.
@@ -26,6 +27,8 @@ pub(super) fn absorb(
         record_crash(shared, state, input, &crash)?;
     }
     scratch.crashes = crashes;
+    // Saved (or duplicates of what was): no longer in flight.
+    scratch.held.clear();
 
     for index in 0..scratch.batch.len() {
         let features = &scratch.features[scratch.features_range(index)];
@@ -172,14 +175,4 @@ fn record_crash(
         }
     }
     Ok(())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
 }

@@ -15,6 +15,7 @@ use php_fuzz_mutate::{Mutator, MutatorKind, Sequence};
 
 use super::FINGERPRINT_CACHE_BITS;
 use crate::corpus::EntryId;
+use crate::in_flight::Held;
 
 /// Blocks executed per batch that the adaptive batch size aims for.
 const BLOCKS_PER_BATCH: u64 = 400_000;
@@ -104,6 +105,8 @@ pub(super) struct Scratch {
     /// Hashes of traces whose features held nothing new; worker-local.
     pub known_traces: FingerprintCache,
     pub crashes: Vec<(usize, Crash)>,
+    /// The new ones among `crashes`, listed in flight until saved.
+    pub held: Vec<Held>,
     pub crashed: Vec<bool>,
     counter: EdgeCounter,
     run_features: Vec<Feature>,
@@ -134,6 +137,7 @@ impl Scratch {
             trace_hashes: Vec::new(),
             known_traces: FingerprintCache::new(FINGERPRINT_CACHE_BITS),
             crashes: Vec::new(),
+            held: Vec::new(),
             crashed: Vec::new(),
             counter: EdgeCounter::new(),
             run_features: Vec::new(),
@@ -157,6 +161,7 @@ impl Scratch {
         self.known.clear();
         self.trace_hashes.clear();
         self.crashes.clear();
+        self.held.clear();
         self.crashed.clear();
         self.joined.clear();
         self.blocks = 0;
