@@ -121,16 +121,28 @@ fn sigterm_through_the_process_group_ends_with_the_summary_and_the_crash_exit_co
 
 #[test]
 fn sigint_twice_through_the_process_group_counts_once() {
+    // The real `timeout`: one request, sent to php-fuzz and then to its
+    // group (from the same process), is one graceful stop, not two Ctrl-Cs.
     for round in 0..3 {
         let dir = tempfile::tempdir().unwrap();
-        let child = a_campaign_that_finds_a_crash_at_once(dir.path());
-        signal_like_timeout(&child, "INT");
+        seeds(&dir.path().join("corpus"), &[("crash", b"0"), ("ok", b"x")]);
+        let child = Command::new("timeout")
+            .args(["--preserve-status", "-s", "INT", "3"])
+            .arg(bin())
+            .args(["fuzz", &target("hostile/engine_many_crashes.php")])
+            .args(["corpus", "--seed", "1"])
+            .current_dir(dir.path())
+            .env_remove("CI")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting timeout php-fuzz");
         let run = finish(child, Duration::from_secs(30));
         assert!(
             run.stderr().contains("==== Done (interrupted)"),
             "round {round}\n{}",
             run.all()
         );
+        assert!(!run.stderr().contains("exiting now"), "{}", run.all());
         assert_eq!(run.code(), 77, "round {round}\n{}", run.all());
     }
 }
@@ -191,6 +203,65 @@ fn a_second_ctrl_c_later_exits_at_once() {
         "{}",
         run.all()
     );
+}
+
+/// Waits up to `limit` for `path` to exist.
+fn wait_for(path: &Path, limit: Duration) {
+    let started = Instant::now();
+    while !path.exists() {
+        assert!(started.elapsed() < limit, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_second_ctrl_c_during_the_stop_exits_at_once_and_saves_the_finding_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.php");
+    fs::copy(fixture("hostile/engine_slow_recheck.php"), &target).unwrap();
+    let seed_files: &[(&str, &[u8])] = &[("crash", b"E"), ("ok", b"okay")];
+    seeds(&dir.path().join("corpus"), seed_files);
+    let child = spawn(
+        &[
+            "fuzz",
+            target.to_str().unwrap(),
+            "corpus",
+            "--artifact-dir",
+            "artifacts",
+            "--no-cmp",
+        ],
+        dir.path(),
+    );
+    // The seed "E" crashed, and its re-run alone waits for a slow load.
+    wait_for(&dir.path().join("slow-load-started"), Duration::from_secs(60));
+    let group = -(child.id() as i64);
+    // Two Ctrl-Cs in a terminal, as `kill` to the process group sends them.
+    kill(group, "INT");
+    std::thread::sleep(Duration::from_millis(300));
+    let second = Instant::now();
+    kill(group, "INT");
+    let run = finish(child, Duration::from_secs(20));
+    assert!(second.elapsed() < Duration::from_secs(5), "{}", run.all());
+    assert_eq!(run.code(), 130, "{}", run.all());
+    assert!(run.stderr().contains("saved the finding in flight"), "{}", run.all());
+    let saved = artifacts(&dir.path().join("artifacts"), "crash-");
+    assert_eq!(saved.len(), 1, "{}", run.all());
+    assert_eq!(fs::read(&saved[0]).unwrap(), b"E");
+    let report = sidecar(&saved[0]);
+    assert_eq!(report["message"], "planted", "{report}");
+    let note = report["note"].as_str().unwrap_or_default();
+    assert!(note.contains("interrupted twice"), "{report}");
+    // No temporary file anywhere, and the seeds as they were.
+    for folder in ["corpus", "artifacts"] {
+        for entry in fs::read_dir(dir.path().join(folder)).unwrap() {
+            let name = entry.unwrap().file_name();
+            let name = name.to_string_lossy();
+            assert!(!name.starts_with(".php-fuzz-tmp"), "{folder}/{name}");
+        }
+    }
+    for (name, data) in seed_files {
+        assert_eq!(fs::read(dir.path().join("corpus").join(name)).unwrap(), *data);
+    }
 }
 
 #[test]
