@@ -487,8 +487,8 @@ fn clusterfuzz_s_own_engine_reads_edge_coverage_and_the_total_of_edges() {
     assert!(task.status.success(), "{}", show(&task));
     let stdout = String::from_utf8_lossy(&task.stdout);
     let last = stdout.lines().last().unwrap_or_default();
-    let stats: serde_json::Value = serde_json::from_str(last)
-        .unwrap_or_else(|err| panic!("{err}: no stats\n{}", show(&task)));
+    let stats: serde_json::Value =
+        serde_json::from_str(last).unwrap_or_else(|err| panic!("{err}: no stats\n{}", show(&task)));
     let stat = |name: &str| {
         stats[name]
             .as_u64()

@@ -209,7 +209,11 @@ fn a_second_ctrl_c_later_exits_at_once() {
 fn wait_for(path: &Path, limit: Duration) {
     let started = Instant::now();
     while !path.exists() {
-        assert!(started.elapsed() < limit, "{} never appeared", path.display());
+        assert!(
+            started.elapsed() < limit,
+            "{} never appeared",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -233,7 +237,10 @@ fn a_second_ctrl_c_during_the_stop_exits_at_once_and_saves_the_finding_in_flight
         dir.path(),
     );
     // The seed "E" crashed, and its re-run alone waits for a slow load.
-    wait_for(&dir.path().join("slow-load-started"), Duration::from_secs(60));
+    wait_for(
+        &dir.path().join("slow-load-started"),
+        Duration::from_secs(60),
+    );
     let group = -(child.id() as i64);
     // Two Ctrl-Cs in a terminal, as `kill` to the process group sends them.
     kill(group, "INT");
@@ -243,7 +250,11 @@ fn a_second_ctrl_c_during_the_stop_exits_at_once_and_saves_the_finding_in_flight
     let run = finish(child, Duration::from_secs(20));
     assert!(second.elapsed() < Duration::from_secs(5), "{}", run.all());
     assert_eq!(run.code(), 130, "{}", run.all());
-    assert!(run.stderr().contains("saved the finding in flight"), "{}", run.all());
+    assert!(
+        run.stderr().contains("saved the finding in flight"),
+        "{}",
+        run.all()
+    );
     let saved = artifacts(&dir.path().join("artifacts"), "crash-");
     assert_eq!(saved.len(), 1, "{}", run.all());
     assert_eq!(fs::read(&saved[0]).unwrap(), b"E");
@@ -260,7 +271,10 @@ fn a_second_ctrl_c_during_the_stop_exits_at_once_and_saves_the_finding_in_flight
         }
     }
     for (name, data) in seed_files {
-        assert_eq!(fs::read(dir.path().join("corpus").join(name)).unwrap(), *data);
+        assert_eq!(
+            fs::read(dir.path().join("corpus").join(name)).unwrap(),
+            *data
+        );
     }
 }
 

@@ -66,8 +66,9 @@ fn save(mut finding: PendingFinding) -> String {
         .artifacts
         .save(finding.prefix, &finding.input, &mut finding.record);
     let copied = match &finding.findings_dir {
-        Some(dir) => php_fuzz_storage::save_finding_input(dir, finding.prefix, &finding.input)
-            .map(drop),
+        Some(dir) => {
+            php_fuzz_storage::save_finding_input(dir, finding.prefix, &finding.input).map(drop)
+        }
         None => Ok(()),
     };
     match saved.and_then(|saved| copied.map(|()| saved)) {

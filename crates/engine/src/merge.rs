@@ -247,7 +247,10 @@ pub fn merge(
     outcome.features = state.features.features();
     outcome.edges = state.features.edges();
     outcome.new_edges = outcome.edges.saturating_sub(state.edges_of_initial);
-    outcome.new_blocks = state.features.blocks().saturating_sub(state.blocks_of_initial);
+    outcome.new_blocks = state
+        .features
+        .blocks()
+        .saturating_sub(state.blocks_of_initial);
     Ok(outcome)
 }
 
