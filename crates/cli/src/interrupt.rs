@@ -28,6 +28,7 @@ use anyhow::Context;
 use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGXFSZ};
 use signal_hook::iterator::SignalsInfo;
 use signal_hook::iterator::exfiltrator::WithOrigin;
+use signal_hook::low_level::siginfo::Origin;
 
 /// How long after a request a copy of it may still arrive.
 pub const REPEAT_WINDOW: Duration = Duration::from_secs(1);
@@ -38,47 +39,60 @@ const EXIT_AT_ONCE: i32 = 130;
 /// Installs the handlers; the returned flag is set on the first stop request.
 pub fn install() -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
-    let mut signals = SignalsInfo::<WithOrigin>::new([
+    let signals = SignalsInfo::<WithOrigin>::new([
         SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGXFSZ,
     ])
     .context("cannot install the signal handlers")?;
     let stop = Arc::clone(&flag);
     std::thread::Builder::new()
         .name("php-fuzz-signals".into())
-        .spawn(move || {
-            let mut requests = StopRequests::default();
-            let mut warned = false;
-            for origin in signals.forever() {
-                if origin.signal == SIGXFSZ {
-                    continue;
-                }
-                let sender = origin.process.map(|p| p.pid);
-                if let Some(pid) = sender.filter(|&pid| is_descendant(pid)) {
-                    if !warned {
-                        warned = true;
-                        eprintln!(
-                            "WARNING: ignored {} sent to php-fuzz by process {pid}, a harness process or one of its children: the target signals its parent",
-                            name(origin.signal)
-                        );
-                    }
-                    continue;
-                }
-                match requests.on(origin.signal, sender, Instant::now()) {
-                    Action::Stop => {
-                        stop.store(true, Ordering::SeqCst);
-                        if origin.signal == SIGINT {
-                            eprintln!("php-fuzz: stopping (Ctrl-C again to exit at once)…");
-                        } else {
-                            eprintln!("php-fuzz: {}: stopping…", name(origin.signal));
-                        }
-                    }
-                    Action::ExitNow => exit_at_once(),
-                    Action::Ignore => {}
-                }
-            }
-        })
+        .spawn(move || listen(signals, &stop))
         .context("cannot start the signal thread")?;
     Ok(flag)
+}
+
+/// The signal thread: acts on each signal as it comes.
+fn listen(mut signals: SignalsInfo<WithOrigin>, stop: &AtomicBool) {
+    let mut requests = StopRequests::default();
+    let mut warned = false;
+    for origin in signals.forever() {
+        if origin.signal == SIGXFSZ || from_a_harness(&origin, &mut warned) {
+            continue;
+        }
+        let sender = origin.process.map(|p| p.pid);
+        match requests.on(origin.signal, sender, Instant::now()) {
+            Action::Stop => {
+                stop.store(true, Ordering::SeqCst);
+                if origin.signal == SIGINT {
+                    eprintln!("php-fuzz: stopping (Ctrl-C again to exit at once)…");
+                } else {
+                    eprintln!("php-fuzz: {}: stopping…", name(origin.signal));
+                }
+            }
+            Action::ExitNow => exit_at_once(),
+            Action::Ignore => {}
+        }
+    }
+}
+
+/// Whether a harness process or one of its children sent the signal (the
+/// first time, with a warning).
+fn from_a_harness(origin: &Origin, warned: &mut bool) -> bool {
+    let Some(pid) = origin
+        .process
+        .map(|p| p.pid)
+        .filter(|&pid| is_descendant(pid))
+    else {
+        return false;
+    };
+    if !*warned {
+        *warned = true;
+        eprintln!(
+            "WARNING: ignored {} sent to php-fuzz by process {pid}, a harness process or one of its children: the target signals its parent",
+            name(origin.signal)
+        );
+    }
+    true
 }
 
 /// A second Ctrl-C: saves the findings in flight (no file write begins
