@@ -466,6 +466,44 @@ fn a_campaign_without_crashes_ends_with_done_and_stats() {
     assert_eq!(run.status.code(), Some(0), "{}", show(&run));
 }
 
+#[test]
+fn clusterfuzz_s_own_engine_reads_edge_coverage_and_the_total_of_edges() {
+    let Some(python) = common::python_with("clusterfuzz") else {
+        return;
+    };
+    let b = build();
+    let corpus = b.dir("corpus/validate");
+    std::fs::write(Path::new(&corpus).join("seed"), "12").unwrap();
+    let driver = repo().join("crates/cli/tests/contract/clusterfuzz_fuzz.py");
+    let task = Command::new(python)
+        .arg(driver)
+        .arg(b.out.join("validate_fuzzer"))
+        .args([corpus, b.dir("artifacts"), "10".into()])
+        .current_dir(&b.work)
+        .stdin(std::process::Stdio::null())
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    assert!(task.status.success(), "{}", show(&task));
+    let stdout = String::from_utf8_lossy(&task.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let stats: serde_json::Value =
+        serde_json::from_str(last).unwrap_or_else(|err| panic!("{err}: no stats\n{}", show(&task)));
+    let stat = |name: &str| {
+        stats[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {name} in {stats}"))
+    };
+    eprintln!(
+        "ClusterFuzz's stats: edge_coverage {}, edges_total {}",
+        stat("edge_coverage"),
+        stat("edges_total")
+    );
+    assert!(stat("edge_coverage") > 0, "{stats}");
+    assert!(stat("edges_total") >= stat("edge_coverage"), "{stats}");
+    assert_eq!(stat("startup_crash_count"), 0, "{stats}");
+}
+
 /// `-print_final_stats=1`: the five stats, integers as ClusterFuzz wants.
 fn check_stats(log: &[String], output: &Output) {
     let stats = re_match(STATS_REGEX);

@@ -283,11 +283,13 @@ impl FingerprintCache {
     }
 }
 
-/// Every feature and edge seen in a session.
+/// Every feature, edge and block seen in a session.
 #[derive(Debug, Default, Clone)]
 pub struct FeatureSet {
     features: FxHashSet<Feature>,
     edges: FxHashSet<Edge>,
+    /// The blocks the edges lead to: every block that ran.
+    blocks: FxHashSet<u32>,
 }
 
 impl FeatureSet {
@@ -308,8 +310,8 @@ impl FeatureSet {
     pub fn insert_all(&mut self, features: &[Feature], new: &mut Vec<Feature>) {
         for &f in features {
             if self.features.insert(f) {
-                if !is_value_profile(f) {
-                    self.edges.insert(edge_of(f));
+                if !is_value_profile(f) && self.edges.insert(edge_of(f)) {
+                    self.blocks.insert(edge_blocks(edge_of(f)).1);
                 }
                 new.push(f);
             }
@@ -322,6 +324,12 @@ impl FeatureSet {
 
     pub fn edges(&self) -> usize {
         self.edges.len()
+    }
+
+    /// Blocks reached: libFuzzer's unit of coverage (one counter per
+    /// instrumented point), where an edge here is a pair of blocks.
+    pub fn blocks(&self) -> usize {
+        self.blocks.len()
     }
 }
 

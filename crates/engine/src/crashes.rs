@@ -11,6 +11,7 @@ use php_fuzz_instrument::StubStyle;
 use php_fuzz_storage::{ArtifactDir, ArtifactNaming, CrashRecord, StorageError};
 
 use crate::EngineError;
+use crate::in_flight::PendingFinding;
 use crate::signature::{callers_in_signature, crash_from_record, signature};
 
 #[derive(Debug, Clone)]
@@ -202,6 +203,20 @@ impl CrashStore {
             flushed: 1,
         });
         Ok(Recorded::New(known))
+    }
+
+    /// All it takes to save `crash` later without this store, as
+    /// [`CrashStore::record`] would save it now.
+    pub(crate) fn pending(&self, input: &[u8], crash: &Crash) -> PendingFinding {
+        let prefix = crash.kind.artifact_prefix();
+        let artifact_path = self.artifacts.input_path(prefix, input, &self.target);
+        PendingFinding {
+            artifacts: self.artifacts.clone(),
+            prefix,
+            input: input.to_vec(),
+            record: self.new_record(crash, signature(crash), &artifact_path),
+            findings_dir: self.findings_dir.clone(),
+        }
     }
 
     /// The report of a new finding, hit once, to be saved at `artifact_path`.

@@ -11,6 +11,7 @@ mod auto_dictionary;
 mod corpus;
 mod crashes;
 mod fuzz;
+mod in_flight;
 mod merge;
 mod minimize;
 mod output;
@@ -24,6 +25,7 @@ pub use auto_dictionary::AUTO_DICTIONARY_FILE;
 pub use corpus::{Corpus, EntropicOptions, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, replay_flags, shell_quote};
 pub use fuzz::{CmpSummary, FuzzSummary, StopReason, fuzz};
+pub use in_flight::save_in_flight;
 pub use merge::{MergeEvent, MergeOutcome, merge};
 pub use minimize::{MinimizeOptions, MinimizeOutcome, TIMEOUT_MARGIN, minimize};
 pub use output::{

@@ -68,6 +68,8 @@ pub struct MergeOutcome {
     /// Features and edges the kept inputs add to the output directory's.
     pub new_features: usize,
     pub new_edges: usize,
+    /// Blocks the kept inputs reach that the output directory's did not.
+    pub new_blocks: usize,
     /// Features and edges of the merged corpus.
     pub features: usize,
     pub edges: usize,
@@ -115,6 +117,7 @@ pub fn merge(
     let mut state = MergeState {
         features: FeatureSet::new(),
         edges_of_initial: 0,
+        blocks_of_initial: 0,
         initial,
         outcome: MergeOutcome {
             initial,
@@ -244,6 +247,10 @@ pub fn merge(
     outcome.features = state.features.features();
     outcome.edges = state.features.edges();
     outcome.new_edges = outcome.edges.saturating_sub(state.edges_of_initial);
+    outcome.new_blocks = state
+        .features
+        .blocks()
+        .saturating_sub(state.blocks_of_initial);
     Ok(outcome)
 }
 
@@ -261,6 +268,8 @@ struct MergeState {
     features: FeatureSet,
     /// Edges reached by the output directory's own inputs.
     edges_of_initial: usize,
+    /// Blocks reached by the output directory's own inputs.
+    blocks_of_initial: usize,
     initial: usize,
     outcome: MergeOutcome,
     /// The new features of the input taken last.
@@ -278,6 +287,7 @@ impl MergeState {
         }
         if index + 1 == self.initial {
             self.edges_of_initial = self.features.edges();
+            self.blocks_of_initial = self.features.blocks();
         }
         let added = self.new.len();
         if index >= self.initial && added > 0 {
@@ -468,6 +478,7 @@ mod tests {
         let mut state = MergeState {
             features: FeatureSet::new(),
             edges_of_initial: 0,
+            blocks_of_initial: 0,
             initial: 1,
             outcome: MergeOutcome::default(),
             new: Vec::new(),

@@ -7,6 +7,7 @@
 
 mod batch;
 mod executor;
+mod groups;
 mod memory;
 mod mutation;
 mod php;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 
 pub use batch::Batch;
 pub use executor::{Coverage, Executor, ExecutorStats, RunResult};
+pub use groups::kill_all_harnesses;
 pub use memory::{own_peak_rss_mb, own_rss_mb};
 pub use mutation::{BuiltinMutation, MutatorFailure, MutatorProcess};
 pub use php::{MIN_PHP_VERSION_ID, PhpBinary};

@@ -20,6 +20,7 @@ use rustix::process::{
     waitid,
 };
 
+use crate::groups::LiveGroup;
 use crate::protocol::{self, Event, HEADER_BYTES, Header, MAGIC, Request};
 use crate::sources::SourceServer;
 use crate::{HarnessConfig, HarnessError, LoadFailure, Problem};
@@ -117,6 +118,8 @@ pub(crate) struct HarnessProcess {
     stderr_thread: Option<JoinHandle<()>>,
     pub(crate) info: TargetInfo,
     status: Option<ExitStatus>,
+    /// Listed until the harness is reaped (fields drop after `Drop::drop`).
+    _group: LiveGroup,
 }
 
 impl HarnessProcess {
@@ -205,6 +208,7 @@ impl HarnessProcess {
         let mut process = HarnessProcess {
             child,
             pid,
+            _group: LiveGroup::register(pid),
             requests: File::from(OwnedFd::from(requests_write)),
             events: File::from(OwnedFd::from(events_read)),
             request_buf: Vec::new(),

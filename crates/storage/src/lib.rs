@@ -122,9 +122,26 @@ pub(crate) fn remove_stale_temp_files(dir: &Path) {
     }
 }
 
+/// Held (shared) by every file write from its temporary file to its rename;
+/// [`stop_writing`] takes it for good.
+static WRITES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Waits for the file writes in progress to end and lets no other begin:
+/// for a process about to exit at once (a second Ctrl-C), so that it leaves
+/// no temporary file behind. Writes that try later block until the exit.
+pub fn stop_writing() {
+    let guard = WRITES.write().unwrap_or_else(|p| p.into_inner());
+    std::mem::forget(guard);
+}
+
+fn writing() -> std::sync::RwLockReadGuard<'static, ()> {
+    WRITES.read().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Writes `data` to `path` atomically. Returns false, writing nothing, if
 /// `path` already exists.
 pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bool, StorageError> {
+    let _writing = writing();
     match temp_file_with(path, data)?.persist_noclobber(path) {
         Ok(_) => Ok(true),
         Err(err) if err.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
@@ -139,6 +156,7 @@ pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bo
 /// Writes `data` to `path` atomically, replacing what is there: a reader
 /// sees the old file or the new one, never a mix or nothing.
 pub(crate) fn replace_atomically(path: &std::path::Path, data: &[u8]) -> Result<(), StorageError> {
+    let _writing = writing();
     temp_file_with(path, data)?
         .persist(path)
         .map(drop)

@@ -15,7 +15,7 @@ use php_fuzz_harness::{Crash, Executor};
 use php_fuzz_storage::ArtifactNaming;
 
 use super::Context;
-use super::report::{FinalStats, ReportContext, crash_report};
+use super::report::{FinalStats, ReportContext, crash_report, loaded_line};
 use super::voice::LibFuzzerVoice;
 
 /// Fuzzes: the first directory gets new inputs, the others are seeds too.
@@ -87,6 +87,7 @@ pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCod
     let heard = voice.heard_handle();
     let out = Arc::new(Output::with_voice(false, Box::new(voice)));
     let started = Instant::now();
+    let sources = Arc::clone(&session.sources);
     let result = run_campaign(
         session.config,
         session.sources,
@@ -104,6 +105,7 @@ pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCod
         Err(err) => return Err(err.into()),
     };
     let heard = heard.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    eprintln!("{}", loaded_line(&sources.files()));
     let secs = started.elapsed().as_secs_f64();
     let stats = FinalStats {
         runs: summary.runs,
@@ -288,7 +290,7 @@ pub(super) fn merge(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCo
     );
     eprintln!(
         "MERGE-OUTER: {} new files with {} new features added; {} new coverage edges",
-        outcome.kept, outcome.new_features, outcome.new_edges
+        outcome.kept, outcome.new_features, outcome.new_blocks
     );
     Ok(ExitCode::SUCCESS)
 }

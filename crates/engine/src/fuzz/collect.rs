@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use php_fuzz_harness::Executor;
 
 use super::Shared;
+use super::feedback::record_crash;
 use super::scratch::Scratch;
 use crate::EngineError;
 
@@ -25,9 +26,20 @@ pub(super) fn finish_and_collect(
     scratch: &mut Scratch,
 ) -> Result<(), EngineError> {
     let batch = std::mem::take(&mut scratch.batch);
+    let mut failure = None;
     let result = executor.finish(&batch, |r| {
-        if r.crash.is_none() {
-            scratch.slowest_micros = scratch.slowest_micros.max(r.micros);
+        match &r.crash {
+            None => scratch.slowest_micros = scratch.slowest_micros.max(r.micros),
+            // Saved and reported the moment the harness reports it, not
+            // once the rest of the batch ran (each of which may hang too).
+            Some(crash) if failure.is_none() => {
+                match record_crash(shared, &mut shared.lock(), batch.get(r.index), crash) {
+                    Ok(Some(signature)) => scratch.saved.push((r.index, signature)),
+                    Ok(None) => {}
+                    Err(err) => failure = Some(err),
+                }
+            }
+            Some(_) => {}
         }
         scratch.collect(
             r.index,
@@ -40,6 +52,9 @@ pub(super) fn finish_and_collect(
     });
     scratch.batch = batch;
     result?;
+    if let Some(err) = failure {
+        return Err(err);
+    }
     scratch.keep_collected();
     let stats = executor.stats();
     shared

@@ -14,6 +14,7 @@ use php_fuzz_harness::{Batch, Crash, Executor};
 use super::Shared;
 use super::scratch::Scratch;
 use crate::EngineError;
+use crate::in_flight;
 use crate::signature::signature;
 
 /// Re-runs alone the input of each finding `scratch`'s batch saved, and
@@ -24,11 +25,17 @@ pub(super) fn confirm_saved_crashes(
     scratch: &mut Scratch,
 ) -> Result<(), EngineError> {
     for (index, key) in std::mem::take(&mut scratch.saved) {
+        let input = scratch.batch.get(index);
         let note = if shared.should_stop() {
             // A re-run may take a whole timeout; the campaign is ending.
             Some("not re-run alone: the campaign was stopping".to_string())
         } else {
-            rerun_alone(shared, scratch.batch.get(index), &key)
+            // In flight until checked: a second Ctrl-C meanwhile saves its
+            // report again, saying it was not re-run.
+            let crash = scratch.crashes.iter().find(|(i, _)| *i == index);
+            let _held = crash
+                .map(|(_, crash)| in_flight::hold(shared.lock().crashes.pending(input, crash)));
+            rerun_alone(shared, input, &key)
         };
         let Some(note) = note else { continue };
         let artifact = shared.lock().crashes.add_note(&key, &note)?;

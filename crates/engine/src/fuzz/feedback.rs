@@ -12,6 +12,7 @@ use super::{Shared, State, StopReason};
 use crate::EngineError;
 use crate::corpus::{Entry, keeps_all};
 use crate::crashes::Recorded;
+use crate::in_flight::hex;
 use crate::output::{Event, known_crash_line};
 
 /// Takes a batch's results into the shared state.
@@ -20,14 +21,7 @@ pub(super) fn absorb(
     state: &mut State,
     scratch: &mut Scratch,
 ) -> Result<(), EngineError> {
-    let mut crashes = std::mem::take(&mut scratch.crashes);
-    for (index, crash) in crashes.drain(..) {
-        let input = scratch.batch.get(index);
-        if let Some(signature) = record_crash(shared, state, input, &crash)? {
-            scratch.saved.push((index, signature));
-        }
-    }
-    scratch.crashes = crashes;
+    // Crashes were saved as they came (`collect`).
 
     for index in 0..scratch.batch.len() {
         let features = &scratch.features[scratch.features_range(index)];
@@ -119,7 +113,7 @@ pub(super) fn absorb(
 
 /// Saves a new crash and reports it, or counts a known one. Returns the
 /// signature of a crash saved as a new finding.
-fn record_crash(
+pub(super) fn record_crash(
     shared: &Shared,
     state: &mut State,
     input: &[u8],
@@ -176,14 +170,4 @@ fn record_crash(
             Ok(None)
         }
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
 }
