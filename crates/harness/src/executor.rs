@@ -12,7 +12,7 @@ use rustix::process::Signal;
 use crate::process::{HarnessProcess, POLL_SLICE, TargetInfo, Wait};
 use crate::protocol::{self, Event, InputList, Request};
 use crate::sources::SourceServer;
-use crate::triage;
+use crate::{allocation, triage};
 use crate::watch::Watch;
 use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem, StopWhen};
 
@@ -229,6 +229,26 @@ impl Executor {
         }
     }
 
+    /// Replaces the harness with one that notes the PHP stack at every
+    /// block, to re-run one input whose fatal error needs its stack (one
+    /// large allocation: docs/protocol.md). Never used to fuzz.
+    fn start_catching(&mut self) -> Result<(), HarnessError> {
+        self.drop_process();
+        let mut config = (*self.config).clone();
+        config.catch_fatal_stack = true;
+        self.process = Some(HarnessProcess::spawn(&config, &self.sources)?);
+        self.stats.harness_starts += 1;
+        Ok(())
+    }
+
+    /// After the re-run: the next input gets an ordinary harness.
+    fn end_catching(&mut self) {
+        self.drop_process();
+        for other in &mut self.queued {
+            other.sent = false;
+        }
+    }
+
     /// Stops the harness process, if one runs.
     pub fn shutdown(&mut self) {
         if let Some(process) = self.process.take() {
@@ -277,6 +297,9 @@ impl Executor {
         // A crash that belongs to one of batch[next..=until], whose inputs
         // run again one at a time to find which.
         let mut suspect: Option<(Crash, usize)> = None;
+        // An input that made one large allocation, to run again alone on a
+        // harness that catches its stack.
+        let mut catch_at: Option<usize> = None;
         while next < batch.len() {
             if suspect.as_ref().is_some_and(|(_, until)| next > *until) {
                 suspect = None;
@@ -290,6 +313,10 @@ impl Executor {
                 Pace::Batch => (batch.len(), false),
                 Pace::Alone { streaming } => (next + 1, streaming),
             };
+            let catching = catch_at.take() == Some(next);
+            if catching {
+                self.start_catching()?;
+            }
             if !already_sent {
                 self.ensure_process()?;
                 self.send(batch, next, end, streaming);
@@ -298,6 +325,9 @@ impl Executor {
             let (reported, interrupted) =
                 self.receive(next, end, streaming, &mut pinned, &mut on_result)?;
             next += reported;
+            if catching {
+                self.end_catching();
+            }
             let Some(interrupted) = interrupted else {
                 continue;
             };
@@ -324,6 +354,13 @@ impl Executor {
                         self.stats.memory_restarts += 1;
                         pace = Pace::Alone { streaming: false };
                         self.clear_earlier();
+                        next = index;
+                    } else if !catching && allocation::wants_stack(&crash) {
+                        // Reported as it is if the re-run does not die.
+                        self.clear_earlier();
+                        pinned = Some(crash);
+                        catch_at = Some(index);
+                        pace = Pace::Alone { streaming: false };
                         next = index;
                     } else {
                         suspect = None;
@@ -665,8 +702,14 @@ impl Executor {
                     // The pieces sent before count when telling a recursion apart.
                     let mut tail = std::mem::take(&mut self.chunk_tail);
                     tail.extend_from_slice(&last);
-                    let crash =
-                        triage::crash_from_death(status, problem, &tail, stderr, &self.sources);
+                    let crash = triage::crash_from_death(
+                        status,
+                        problem,
+                        &tail,
+                        stderr,
+                        &self.sources,
+                        &self.config,
+                    );
                     // A run that started on a bloated harness may not be to blame.
                     let retry_alone = crash.kind == CrashKind::OutOfMemory
                         && count > 1
