@@ -38,7 +38,10 @@ pub(crate) fn class_of(bytes: u64, config: &HarnessConfig) -> Option<&'static st
 /// Names an out-of-memory that was one large allocation (its class), and
 /// says whether it was. A large allocation is never a recursion.
 pub(crate) fn name(crash: &mut Crash, config: &HarnessConfig) -> bool {
-    if !matches!(crash.kind, CrashKind::OutOfMemory | CrashKind::StackOverflow) {
+    if !matches!(
+        crash.kind,
+        CrashKind::OutOfMemory | CrashKind::StackOverflow
+    ) {
         return false;
     }
     let Some(class) = requested_bytes(&crash.problem.message).and_then(|b| class_of(b, config))
@@ -55,7 +58,10 @@ pub(crate) fn name(crash: &mut Crash, config: &HarnessConfig) -> bool {
 /// the input is then re-run alone on a harness that catches it.
 pub(crate) fn wants_stack(crash: &Crash) -> bool {
     crash.kind == CrashKind::OutOfMemory
-        && matches!(crash.problem.class.as_str(), MALLOC_LIMIT | LARGE_ALLOCATION)
+        && matches!(
+            crash.problem.class.as_str(),
+            MALLOC_LIMIT | LARGE_ALLOCATION
+        )
         && crash.problem.frames.len() <= 1
 }
 
@@ -83,7 +89,10 @@ mod tests {
     fn the_request_is_read_from_phps_message() {
         let message = "Allowed memory size of 2147483648 bytes exhausted (tried to allocate 2900000768 bytes)";
         assert_eq!(requested_bytes(message), Some(2_900_000_768));
-        assert_eq!(requested_bytes("Allowed memory size of 1 bytes exhausted"), None);
+        assert_eq!(
+            requested_bytes("Allowed memory size of 1 bytes exhausted"),
+            None
+        );
     }
 
     #[test]

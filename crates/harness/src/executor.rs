@@ -12,9 +12,9 @@ use rustix::process::Signal;
 use crate::process::{HarnessProcess, POLL_SLICE, TargetInfo, Wait};
 use crate::protocol::{self, Event, InputList, Request};
 use crate::sources::SourceServer;
-use crate::{allocation, triage};
 use crate::watch::Watch;
 use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem, StopWhen};
+use crate::{allocation, triage};
 
 /// After this many harness deaths while starting, give up.
 const MAX_START_FAILURES: u32 = 5;
