@@ -47,7 +47,12 @@ fn one_huge_allocation_is_an_out_of_memory_with_its_stack() {
         assert_eq!(crash.kind, CrashKind::OutOfMemory, "{style:?}: {crash:?}");
         assert_eq!(crash.problem.class, MALLOC_LIMIT);
         assert!(crash.problem.message.contains("(tried to allocate 2900000"));
-        assert_eq!(functions(crash), STACK, "{style:?}: {}", crash.problem.trace);
+        assert_eq!(
+            functions(crash),
+            STACK,
+            "{style:?}: {}",
+            crash.problem.trace
+        );
         assert!(crash.problem.file.ends_with("huge_allocation.php"));
         assert_eq!(crash.problem.frames[1].line, 36, "the line of the call");
         assert_eq!(crash.problem.frames[3].line, 16);
