@@ -241,8 +241,8 @@ impl Executor {
         Ok(())
     }
 
-    /// After the re-run: the next input gets an ordinary harness.
-    fn end_catching(&mut self) {
+    /// Drops the harness, and with it whatever else was queued on it.
+    fn drop_process_and_queue(&mut self) {
         self.drop_process();
         for other in &mut self.queued {
             other.sent = false;
@@ -326,16 +326,13 @@ impl Executor {
                 self.receive(next, end, streaming, &mut pinned, &mut on_result)?;
             next += reported;
             if catching {
-                self.end_catching();
+                // The next input gets an ordinary harness.
+                self.drop_process_and_queue();
             }
             let Some(interrupted) = interrupted else {
                 continue;
             };
-            // Whatever else was queued went down with the process.
-            for other in &mut self.queued {
-                other.sent = false;
-            }
-            self.drop_process();
+            self.drop_process_and_queue();
             match interrupted {
                 Interrupted::Stopped => {
                     self.emit_suspect(next, suspect, &mut on_result);
@@ -442,11 +439,7 @@ impl Executor {
         self.note_rss(rss);
         if rss > self.config.rss_limit_mb / 2 {
             self.stats.memory_restarts += 1;
-            self.drop_process();
-            // A batch queued behind this one went down with the process.
-            for other in &mut self.queued {
-                other.sent = false;
-            }
+            self.drop_process_and_queue();
         }
     }
 
