@@ -159,6 +159,7 @@ final class Harness
         $this->flushIntervalNs = $r->u64() * 1000000;
         $this->dedupTraces = $r->u8() === 1;
         $this->maxStackDepth = \max(1, $r->u32());
+        FatalStack::$enabled = $r->u8() === 1;
 
         $this->installSignals();
         FuzzingContext::$drainer = function (): void {
@@ -313,7 +314,7 @@ final class Harness
             if ($r->u32() === Wire::REQ_SOURCE) {
                 // Instrumenting is the engine's time, not the run's.
                 $this->runStart += \hrtime(true) - $asked;
-                return $r->u8() === 1 ? $r->bytes() : null;
+                return $r->u8() === 1 ? FatalStack::instrument($r->bytes()) : null;
             }
             // The engine queues the next batch early; it runs after this one.
             $this->deferred[] = $reply;
@@ -672,7 +673,7 @@ final class Harness
             // PHP's own time limit: a target's set_time_limit(), or the engine's SIGPROF.
             $timeout = \strpos($fatal['message'], 'Maximum execution time') === 0;
             $status = $oom ? Wire::OUT_OF_MEMORY : ($timeout ? Wire::TIMEOUT : Wire::FATAL);
-            $problem = $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], []);
+            $problem = $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], FatalStack::calls($fatal));
         } elseif ($this->running) {
             $status = Wire::EXIT;
             $problem = $this->problem('Exit', 'the target called exit() or die()', '', 0, []);

@@ -32,6 +32,11 @@ pub struct HarnessArgs {
         allow_negative_numbers = true
     )]
     pub rss_limit_mb: u64,
+    /// One allocation larger than this, in MB, is an out-of-memory finding of its own, as
+    /// libFuzzer's -malloc_limit_mb [default: the --rss-limit-mb]. PHP's memory_limit is the
+    /// smaller of the two (see docs/hardening.md, "One large allocation").
+    #[arg(long, value_name = "MB", allow_negative_numbers = true)]
+    pub malloc_limit_mb: Option<u64>,
     /// How instrumented code records coverage (see docs/instrumentation.md).
     #[arg(long, value_enum, default_value_t = StyleArg::Trace)]
     pub stub: StyleArg,
@@ -147,6 +152,9 @@ impl HarnessArgs {
                 self.rss_limit_mb
             );
         }
+        if let Some(mb) = self.malloc_limit_mb.filter(|&mb| mb < 32) {
+            bail!("--malloc-limit-mb must be at least 32, got {mb}");
+        }
         let php = PhpBinary::probe(&self.php)?;
         let runtime = Runtime::unpack()
             .context("cannot unpack the PHP runtime into a temporary directory")?;
@@ -159,6 +167,7 @@ impl HarnessArgs {
         config.timeout = Duration::from_secs_f64(timeout);
         config.display_name = fuzz_test.as_ref().map(|t| t.name.clone());
         config.rss_limit_mb = self.rss_limit_mb;
+        config.malloc_limit_mb = self.malloc_limit_mb.unwrap_or(0);
         config.forward_output = self.show_output;
         let style = match self.stub {
             StyleArg::Trace => StubStyle::Trace,

@@ -342,6 +342,12 @@ pub fn replay_flags(config: &HarnessConfig, style: StubStyle) -> String {
         config.timeout.as_secs_f64(),
         config.rss_limit_mb
     );
+    if config.effective_malloc_limit_mb() != config.rss_limit_mb {
+        flags.push_str(&format!(
+            " --malloc-limit-mb {}",
+            config.effective_malloc_limit_mb()
+        ));
+    }
     if config.php.path != Path::new("php") {
         flags.push_str(" --php ");
         flags.push_str(&shell_quote(&config.php.path.display().to_string()));

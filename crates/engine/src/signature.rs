@@ -22,7 +22,9 @@ mod record;
 
 use std::fmt::Write as _;
 
-use php_fuzz_harness::{Crash, CrashKind, Frame, INTERNAL_CALL_TIMEOUT};
+use php_fuzz_harness::{
+    Crash, CrashKind, Frame, INTERNAL_CALL_TIMEOUT, LARGE_ALLOCATION, MALLOC_LIMIT,
+};
 
 pub use message::normalize_message;
 pub use record::crash_from_record;
@@ -37,6 +39,10 @@ pub fn signature(crash: &Crash) -> String {
         // Stuck inside one internal call: always caught at that call.
         CrashKind::Timeout if p.class == INTERNAL_CALL_TIMEOUT => {
             at_site(crash, "timeout in an internal call".to_string())
+        }
+        // Always made by the same call: its place is that call's.
+        CrashKind::OutOfMemory if one_allocation(crash) => {
+            at_site(crash, "out-of-memory in one allocation".to_string())
         }
         CrashKind::Timeout | CrashKind::OutOfMemory | CrashKind::StackOverflow => {
             caught_somewhere(crash, crash.kind.name().to_string())
@@ -72,7 +78,7 @@ pub fn signature(crash: &Crash) -> String {
 /// `DEDUP_TOKEN` is made of their functions.
 pub fn signature_frames(crash: &Crash) -> Vec<&Frame> {
     let frames = &crash.problem.frames;
-    if caught_anywhere(crash.kind) {
+    if caught_anywhere(crash) {
         return frames.first().into_iter().collect();
     }
     let mut top = Vec::with_capacity(TOP_FRAMES);
@@ -109,7 +115,7 @@ fn bare_name(function: &str) -> &[u8] {
 /// The calls below the crash's function that its signature names, for a
 /// summary: `Parser::value():80 < Parser::parse():31`; `None` without any.
 pub fn callers_in_signature(crash: &Crash) -> Option<String> {
-    if caught_anywhere(crash.kind) {
+    if caught_anywhere(crash) {
         return None;
     }
     let frames = signature_frames(crash);
@@ -123,14 +129,25 @@ pub fn callers_in_signature(crash: &Crash) -> Option<String> {
 
 /// Kinds whose place moves from run to run: where a loop was interrupted,
 /// where memory finally ran out, where a process died without a word.
-fn caught_anywhere(kind: CrashKind) -> bool {
-    matches!(
-        kind,
-        CrashKind::Timeout
-            | CrashKind::OutOfMemory
-            | CrashKind::StackOverflow
-            | CrashKind::HarnessDied
-    )
+/// One large allocation is not: it is always made by the same call.
+fn caught_anywhere(crash: &Crash) -> bool {
+    !one_allocation(crash)
+        && matches!(
+            crash.kind,
+            CrashKind::Timeout
+                | CrashKind::OutOfMemory
+                | CrashKind::StackOverflow
+                | CrashKind::HarnessDied
+        )
+}
+
+/// An out-of-memory in one large allocation (docs/hardening.md).
+fn one_allocation(crash: &Crash) -> bool {
+    crash.kind == CrashKind::OutOfMemory
+        && matches!(
+            crash.problem.class.as_str(),
+            MALLOC_LIMIT | LARGE_ALLOCATION
+        )
 }
 
 /// `WHAT at FILE:LINE in f < g (FILE) < h (FILE)`: the callers by

@@ -12,13 +12,13 @@ use rustix::process::Signal;
 use crate::process::{HarnessProcess, POLL_SLICE, TargetInfo, Wait};
 use crate::protocol::{self, Event, InputList, Request};
 use crate::sources::SourceServer;
-use crate::spare::Spare;
-use crate::triage;
 use crate::watch::Watch;
 use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem, StopWhen};
+use crate::{allocation, triage};
 
-/// After this many harness deaths while starting, give up.
-const MAX_START_FAILURES: u32 = 5;
+mod lifecycle;
+
+use crate::spare::Spare;
 /// How much of the raw trace of a run's coverage chunks is kept for triage.
 const CHUNK_TAIL_BYTES: usize = 16 * 1024;
 
@@ -203,46 +203,6 @@ impl Executor {
         Ok(self.info.as_ref().expect("set by ensure_process"))
     }
 
-    fn ensure_process(&mut self) -> Result<(), HarnessError> {
-        if self.process.is_some() {
-            return Ok(());
-        }
-        let mut failures = 0;
-        loop {
-            let spawned = match self.spare.take().and_then(Spare::take) {
-                Some(spawned) => spawned,
-                None => HarnessProcess::spawn(&self.config, &self.sources),
-            };
-            match spawned {
-                Ok(process) => {
-                    self.stats.harness_starts += 1;
-                    let restart = self.info.is_some();
-                    self.info = Some(process.info.clone());
-                    self.process = Some(process);
-                    if restart {
-                        // This target kills its harness: have the next one ready.
-                        let config = Arc::clone(&self.config);
-                        self.spare = Some(Spare::start(config, Arc::clone(&self.sources)));
-                    }
-                    return Ok(());
-                }
-                // The target loaded before: a harness dying at load is flaky, retry.
-                Err(HarnessError::Load(failure))
-                    if self.info.is_some() && failure.problem.is_none() =>
-                {
-                    failures += 1;
-                    if failures >= MAX_START_FAILURES {
-                        return Err(HarnessError::KeepsDying {
-                            count: failures,
-                            last: failure.summary,
-                        });
-                    }
-                }
-                Err(err) => return Err(err),
-            }
-        }
-    }
-
     /// Stops the harness process, if one runs, and any spare.
     pub fn shutdown(&mut self) {
         self.spare = None;
@@ -292,6 +252,9 @@ impl Executor {
         // A crash that belongs to one of batch[next..=until], whose inputs
         // run again one at a time to find which.
         let mut suspect: Option<(Crash, usize)> = None;
+        // An input that made one large allocation, to run again alone on a
+        // harness that catches its stack.
+        let mut catch_at: Option<usize> = None;
         while next < batch.len() {
             if suspect.as_ref().is_some_and(|(_, until)| next > *until) {
                 suspect = None;
@@ -305,6 +268,10 @@ impl Executor {
                 Pace::Batch => (batch.len(), false),
                 Pace::Alone { streaming } => (next + 1, streaming),
             };
+            let catching = catch_at.take() == Some(next);
+            if catching {
+                self.start_catching()?;
+            }
             if !already_sent {
                 self.ensure_process()?;
                 self.send(batch, next, end, streaming);
@@ -313,14 +280,14 @@ impl Executor {
             let (reported, interrupted) =
                 self.receive(next, end, streaming, &mut pinned, &mut on_result)?;
             next += reported;
+            if catching {
+                // The next input gets an ordinary harness.
+                self.drop_process_and_queue();
+            }
             let Some(interrupted) = interrupted else {
                 continue;
             };
-            // Whatever else was queued went down with the process.
-            for other in &mut self.queued {
-                other.sent = false;
-            }
-            self.drop_process();
+            self.drop_process_and_queue();
             match interrupted {
                 Interrupted::Stopped => {
                     self.emit_suspect(next, suspect, &mut on_result);
@@ -339,6 +306,13 @@ impl Executor {
                         self.stats.memory_restarts += 1;
                         pace = Pace::Alone { streaming: false };
                         self.clear_earlier();
+                        next = index;
+                    } else if !catching && allocation::wants_stack(&crash) {
+                        // Reported as it is if the re-run does not die.
+                        self.clear_earlier();
+                        pinned = Some(crash);
+                        catch_at = Some(index);
+                        pace = Pace::Alone { streaming: false };
                         next = index;
                     } else {
                         suspect = None;
@@ -420,11 +394,7 @@ impl Executor {
         self.note_rss(rss);
         if rss > self.config.rss_limit_mb / 2 {
             self.stats.memory_restarts += 1;
-            self.drop_process();
-            // A batch queued behind this one went down with the process.
-            for other in &mut self.queued {
-                other.sent = false;
-            }
+            self.drop_process_and_queue();
         }
     }
 
@@ -680,8 +650,14 @@ impl Executor {
                     // The pieces sent before count when telling a recursion apart.
                     let mut tail = std::mem::take(&mut self.chunk_tail);
                     tail.extend_from_slice(&last);
-                    let crash =
-                        triage::crash_from_death(status, problem, &tail, stderr, &self.sources);
+                    let crash = triage::crash_from_death(
+                        status,
+                        problem,
+                        &tail,
+                        stderr,
+                        &self.sources,
+                        &self.config,
+                    );
                     // A run that started on a bloated harness may not be to blame.
                     let retry_alone = crash.kind == CrashKind::OutOfMemory
                         && count > 1

@@ -5,6 +5,7 @@
 //! verdict (ok, or a [`Crash`]). It restarts harnesses that die, time out or
 //! grow too large, and finds out which input was to blame.
 
+mod allocation;
 mod batch;
 mod executor;
 mod groups;
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+pub use allocation::{LARGE_ALLOCATION, MALLOC_LIMIT, requested_bytes};
 pub use batch::Batch;
 pub use executor::{Coverage, Executor, ExecutorStats, RunResult};
 pub use groups::kill_all_harnesses;
@@ -51,6 +53,11 @@ pub struct HarnessConfig {
     pub timeout: Duration,
     /// Enforced through PHP's memory_limit and by watching the process's RSS.
     pub rss_limit_mb: u64,
+    /// One allocation larger than this is an out-of-memory finding of its
+    /// own (libFuzzer's `-malloc_limit_mb`); 0 means `rss_limit_mb`. PHP has
+    /// no hook per allocation, so PHP's memory_limit is the smaller of the
+    /// two limits (docs/hardening.md, "One large allocation").
+    pub malloc_limit_mb: u64,
     /// How long loading the target may take.
     pub load_timeout: Duration,
     /// How often a long batch reports the outcomes it has so far.
@@ -64,6 +71,10 @@ pub struct HarnessConfig {
     /// overflow finding). No sane library recurses this deep; a runaway
     /// recursion passes it within a fraction of a second.
     pub max_stack_depth: u32,
+    /// The harness has every block note the PHP stack, so that the report
+    /// of a fatal error (one huge allocation) carries it. Slow: for
+    /// re-running one input, never for fuzzing (the executor sets it).
+    pub catch_fatal_stack: bool,
 }
 
 impl HarnessConfig {
@@ -83,12 +94,27 @@ impl HarnessConfig {
             ini: Vec::new(),
             timeout: Duration::from_secs(3),
             rss_limit_mb: 2048,
+            malloc_limit_mb: 0,
             load_timeout: Duration::from_secs(60),
             flush_interval: Duration::from_millis(50),
             forward_output: false,
             dedup_traces: false,
             max_stack_depth: 50_000,
+            catch_fatal_stack: false,
         }
+    }
+
+    /// The malloc limit in effect: `malloc_limit_mb`, or the RSS limit.
+    pub fn effective_malloc_limit_mb(&self) -> u64 {
+        match self.malloc_limit_mb {
+            0 => self.rss_limit_mb,
+            mb => mb,
+        }
+    }
+
+    /// PHP's memory_limit: the smaller of the RSS and malloc limits.
+    pub fn php_memory_limit_mb(&self) -> u64 {
+        self.rss_limit_mb.min(self.effective_malloc_limit_mb())
     }
 }
 

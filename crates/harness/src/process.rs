@@ -142,7 +142,7 @@ impl HarnessProcess {
         let mut command = Command::new(&config.php.path);
         command
             .arg("-d")
-            .arg(format!("memory_limit={}M", config.rss_limit_mb))
+            .arg(format!("memory_limit={}M", config.php_memory_limit_mb()))
             .args([
                 "-d",
                 "display_errors=stderr",
@@ -245,6 +245,7 @@ impl HarnessProcess {
             flush_interval_ms: config.flush_interval.as_millis() as u64,
             dedup_traces: config.dedup_traces,
             max_stack_depth: config.max_stack_depth,
+            catch_fatal_stack: config.catch_fatal_stack,
         };
         if process
             .send(&init)

@@ -55,6 +55,9 @@ pub enum Request<'a> {
         dedup_traces: bool,
         /// A call stack deeper than this is a runaway recursion.
         max_stack_depth: u32,
+        /// Every block also notes the PHP stack, so a fatal error's report
+        /// has it (a harness started to re-run one input, never to fuzz).
+        catch_fatal_stack: bool,
     },
     Run {
         /// The engine will ask for the trace every few milliseconds (so a

@@ -12,7 +12,7 @@ use crate::executor::Coverage;
 use crate::process::describe_status;
 use crate::protocol::{self, status};
 use crate::sources::SourceServer;
-use crate::{Crash, CrashKind, Frame, Problem};
+use crate::{Crash, CrashKind, Frame, HarnessConfig, Problem, allocation};
 
 /// The crash a run's status reports, or `None` for a run that went fine.
 pub(crate) fn crash_from_status(
@@ -31,34 +31,40 @@ pub(crate) fn crash_from_status(
 }
 
 /// The crash a harness reported as it died (its status, its problem and the
-/// end of its trace), with what it printed to stderr on the way out.
+/// end of its trace), with what it printed to stderr on the way out. One
+/// large allocation is named as such, and is never a recursion.
 pub(crate) fn crash_from_death(
     code: u8,
     problem: Problem,
     last: &[u8],
     stderr: String,
     sources: &SourceServer,
+    config: &HarnessConfig,
 ) -> Crash {
-    let mut kind = kind_of(code);
-    let mut note = None;
-    if kind == CrashKind::StackOverflow {
-        note = Some("the call stack kept growing: unbounded recursion".to_string());
-    } else if kind == CrashKind::OutOfMemory
-        && (stack_page_allocation(&problem.message) || looks_like_recursion(sources, last))
-    {
-        kind = CrashKind::StackOverflow;
-        note = Some("memory ran out deep inside repeated calls: unbounded recursion".to_string());
-    }
+    let kind = kind_of(code);
     let keeps_stderr = matches!(
         kind,
         CrashKind::Fatal | CrashKind::OutOfMemory | CrashKind::StackOverflow
     );
-    Crash {
+    let mut crash = Crash {
         kind,
         problem,
         stderr: (keeps_stderr && !stderr.trim().is_empty()).then_some(stderr),
-        note,
+        note: None,
+    };
+    if allocation::name(&mut crash, config) {
+        return crash;
     }
+    if kind == CrashKind::StackOverflow {
+        crash.note = Some("the call stack kept growing: unbounded recursion".to_string());
+    } else if kind == CrashKind::OutOfMemory
+        && (stack_page_allocation(&crash.problem.message) || looks_like_recursion(sources, last))
+    {
+        crash.kind = CrashKind::StackOverflow;
+        crash.note =
+            Some("memory ran out deep inside repeated calls: unbounded recursion".to_string());
+    }
+    crash
 }
 
 /// The crash of a harness that died or went silent without saying why: the

@@ -108,6 +108,8 @@ flags! {
         "Seconds one input may run before it is a timeout (default: php-fuzz's --timeout).";
     rss_limit_mb: Option<i64> = None, "2048", Used,
         "Memory limit of the PHP process in MB, 0 for none (default: php-fuzz's --rss-limit-mb).";
+    malloc_limit_mb: Option<i64> = None, "0", Used,
+        "If positive, one allocation larger than this many MB is an out-of-memory (malloc(N)); 0: -rss_limit_mb. PHP's memory_limit is the smaller of the two.";
     max_len: i64 = 0, "0", Used,
         "Longest input to generate; 0: setMaxLen(), else the larger of 1024 and the largest seed.";
     len_control: i64 = 100, "100", Used,

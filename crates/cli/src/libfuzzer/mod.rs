@@ -106,6 +106,12 @@ impl<'a> Context<'a> {
             Some(mb) => harness.rss_limit_mb = mb as u64,
             None => {}
         }
+        // libFuzzer: 0 (or none) is the RSS limit.
+        harness.malloc_limit_mb = flags
+            .malloc_limit_mb
+            .filter(|&mb| mb > 0)
+            .map(|mb| mb as u64)
+            .or(harness.malloc_limit_mb);
         Ok(Context {
             harness,
             coverage: args.coverage.coverage.mode(),

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use php_fuzz_engine::{Event, StatusLine, signature_frames};
-use php_fuzz_harness::{Crash, CrashKind, Frame, SourceFile};
+use php_fuzz_harness::{Crash, CrashKind, Frame, MALLOC_LIMIT, SourceFile, requested_bytes};
 
 /// `#N\tNEW    cov: X ft: Y corp: A/Bb lim: L exec/s: E rss: RMb L: l/m MS: ...`
 pub fn status_line(status: &StatusLine<'_>) -> String {
@@ -86,6 +86,20 @@ pub fn crash_report(crash: &Crash, context: &ReportContext<'_>) -> String {
             ));
             push(&frames);
             push("SUMMARY: libFuzzer: timeout");
+        }
+        CrashKind::OutOfMemory if crash.problem.class == MALLOC_LIMIT => {
+            // libFuzzer's MallocHook path: the size, the stack, the unit, the summary.
+            let size = requested_bytes(&crash.problem.message).unwrap_or(0);
+            push(&format!(
+                "=={pid}== ERROR: libFuzzer: out-of-memory (malloc({size}))"
+            ));
+            push("   To change the out-of-memory limit use -rss_limit_mb=<N>\n");
+            push(&format!("php-fuzz: {}", crash.headline()));
+            push(&frames);
+            if let Some(line) = &artifact_line {
+                push(line);
+            }
+            push("SUMMARY: libFuzzer: out-of-memory");
         }
         CrashKind::OutOfMemory => {
             let limit = context.rss_limit_mb;
@@ -338,6 +352,21 @@ mod tests {
             report.starts_with(
                 "==42== ERROR: libFuzzer: out-of-memory (used: 2560Mb; limit: 2560Mb)\n"
             )
+        );
+        let mut malloc = crash(CrashKind::OutOfMemory);
+        malloc.problem.class = MALLOC_LIMIT.into();
+        malloc.problem.message =
+            "Allowed memory size of 67108864 bytes exhausted (tried to allocate 2900000768 bytes)"
+                .into();
+        let report = crash_report(&malloc, &context);
+        assert!(
+            report.starts_with("==42== ERROR: libFuzzer: out-of-memory (malloc(2900000768))\n"),
+            "{report}"
+        );
+        assert!(report.contains(" in Acme\\Parser::number /src/a%20b/Parser.php:12\n"));
+        assert!(
+            report
+                .ends_with("Test unit written to out/crash-ab\nSUMMARY: libFuzzer: out-of-memory")
         );
         let replay = ReportContext {
             artifact: None,
