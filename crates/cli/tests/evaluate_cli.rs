@@ -33,7 +33,11 @@ fn php_fuzzer_output_parses_from_a_recorded_log() {
         return;
     };
     let output = Command::new(python)
-        .args(["-m", "unittest", "scripts/evaluation/test_php_fuzzer_log.py"])
+        .args([
+            "-m",
+            "unittest",
+            "scripts/evaluation/test_php_fuzzer_log.py",
+        ])
         .current_dir(repo())
         .output()
         .unwrap();
