@@ -9,9 +9,13 @@ to each distinct finding, and exec/s.
 """
 
 import json
+import os
+import re
 import shlex
 import shutil
+import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,3 +158,154 @@ class Progress:
         print(f"[{self.done}/{self.total}] {run.target} {run.config} trial {run.trial}{note}: "
               f"{run.final_coverage} blocks, {len(run.findings)} findings, {run.execs_per_sec:.0f} exec/s; "
               f"~{left / 60:.1f} min left", file=stream, flush=True)
+
+
+# nikic/php-fuzzer as one more configuration (--php-fuzzer DIR): the same
+# target, seeds and --seconds, measured by the same replay of its final corpus.
+PHP_FUZZER = "php-fuzzer"
+
+# Starts php-fuzzer as its bin/php-fuzzer does and prints its own run counter
+# and fuzzing time once, when the process ends (SIGINT, its crash cap, the
+# target's exit() or a fatal error).
+PHP_FUZZER_RUNNER = r"""<?php declare(strict_types=1);
+error_reporting(E_ALL);
+require getenv('EVALUATE_PHP_FUZZER_DIR') . '/vendor/autoload.php';
+$evaluateFuzzer = new PhpFuzzer\Fuzzer();
+$evaluateReport = function () use ($evaluateFuzzer): void {
+    static $reported = false;
+    if ($reported) {
+        return;
+    }
+    $reported = true;
+    [$runs, $started] = (function (): array {
+        return [$this->runs, isset($this->startTime) ? $this->startTime : null];
+    })->call($evaluateFuzzer);
+    $seconds = $started === null ? 0.0 : microtime(true) - $started;
+    echo "\nEVALUATE-PHP-FUZZER runs=$runs seconds=", sprintf('%.3f', $seconds), "\n";
+};
+pcntl_async_signals(true);
+pcntl_signal(SIGINT, function () use ($evaluateReport): void {
+    $evaluateReport();
+    exit(130);
+});
+register_shutdown_function($evaluateReport);
+exit($evaluateFuzzer->handleCliArgs());
+"""
+
+STATUS_LINE = re.compile(r"^(NEW|REDUCE)\s+run: (\d+) \(\s*\d+/s\), ft: (\d+) .*\bt: (\d+)s\b")
+
+
+def php_fuzzer_settings(php_fuzzer: Path) -> str:
+    """The configuration's 'flags' in the report, and part of what --resume compares."""
+    return f"nikic/php-fuzzer in {php_fuzzer}"
+
+
+def run_php_fuzzer_campaign(php_fuzzer: Path, binary: Path, target: Path, trial: int, seconds: float,
+                            out: Path) -> Run:
+    """One php-fuzzer campaign: the target's seeds copied into its corpus,
+    stopped with SIGINT after `seconds` (it has no time limit), its final
+    corpus replayed with `report-coverage` like every other configuration's.
+    It has no seed option: trial i does not fix its random choices."""
+    folder = campaign_folder(out, target, PHP_FUZZER, trial)
+    shutil.rmtree(folder, ignore_errors=True)
+    corpus, findings = folder / "corpus", folder / "findings"
+    corpus.mkdir(parents=True)
+    findings.mkdir()
+    seeds = target.parent / "seeds"
+    if seeds.is_dir():
+        for seed in seeds.iterdir():
+            if seed.is_file():
+                shutil.copy(seed, corpus)
+    runner = folder / "runner.php"
+    runner.write_text(PHP_FUZZER_RUNNER)
+    # Its crash-*.txt files go to its working directory. Same memory limit as
+    # php-fuzz's default --rss-limit-mb (the CLI's default is unlimited).
+    command = ["php", "-d", "memory_limit=2048M", str(runner), "fuzz", str(target), str(corpus)]
+    env = dict(os.environ, EVALUATE_PHP_FUZZER_DIR=str(php_fuzzer))
+    lines = []
+    started = time.monotonic()
+    proc = subprocess.Popen(command, cwd=findings, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+    def read():
+        for raw in proc.stdout:
+            lines.append((time.monotonic() - started, raw.decode("utf-8", "replace").rstrip("\n")))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    interrupted = killed = False
+    while proc.poll() is None:
+        now = time.monotonic() - started
+        if not interrupted and now >= seconds:
+            os.killpg(proc.pid, signal.SIGINT)
+            interrupted = True
+        if not killed and now >= seconds + 30:
+            os.killpg(proc.pid, signal.SIGKILL)
+            killed = True
+        time.sleep(0.05)
+    reader.join(timeout=5)
+    # fuzz.log: php-fuzzer's output, each line after the second it arrived and a tab.
+    with open(folder / "fuzz.log", "w") as log:
+        log.writelines(f"{t:.3f}\t{line}\n" for t, line in lines)
+    run = Run(target_label(target), PHP_FUZZER, trial, folder, exit_code=proc.returncode)
+    parsed = parse_php_fuzzer_log(lines)
+    run.execs_per_sec = parsed["execs_per_sec"]
+    run.findings = parsed["findings"]
+    # Its status lines count features (edge x hit-count bucket), not edges:
+    # not comparable with php-fuzz's `cov`, so no coverage over time.
+    run.final_coverage = replayed_coverage(binary, target, corpus, folder / "coverage")
+    (folder / "php-fuzzer.json").write_text(json.dumps(parsed))
+    saved = {"settings": campaign_settings(binary, target, php_fuzzer_settings(php_fuzzer), seconds),
+             "run": run.to_json()}
+    (folder / "run.json").write_text(json.dumps(saved))
+    return run
+
+
+def parse_php_fuzzer_log(lines: list) -> dict:
+    """php-fuzzer's output, as (second it arrived, text) pairs, to figures.
+
+    - runs and fuzzing seconds from the runner's last line, else from the
+      last NEW/REDUCE status line (`run: N`, `t: Ns`);
+    - features over time from the status lines: (second it arrived, `ft`);
+    - findings: each `CRASH in PATH!` report, keyed by the first line of the
+      crash text that follows (the exception and where it was thrown), at
+      the second the report arrived; `DUPLICATE CRASH` lines are counted;
+    - whether it stopped at its cap of crash reports.
+    """
+    out = {"runs": 0, "fuzz_seconds": 0.0, "execs_per_sec": 0.0, "features_over_time": [], "findings": {},
+           "crash_reports": 0, "duplicate_crashes": 0, "capped": False, "corpus_crash": False}
+    final = None
+    expect_crash_text = None
+    for arrived, text in lines:
+        if expect_crash_text is not None:
+            if text.strip():
+                out["findings"].setdefault(php_fuzzer_finding_key(text.strip()), expect_crash_text)
+                expect_crash_text = None
+            continue
+        if m := STATUS_LINE.match(text):
+            out["runs"], out["fuzz_seconds"] = int(m.group(2)), float(m.group(4))
+            out["features_over_time"].append((round(arrived, 3), int(m.group(3))))
+        elif m := re.match(r"EVALUATE-PHP-FUZZER runs=(\d+) seconds=([\d.]+)", text):
+            final = (int(m.group(1)), float(m.group(2)))
+        elif text.startswith("CRASH in ") and text.endswith("!"):
+            out["crash_reports"] += 1
+            expect_crash_text = round(arrived, 3)
+        elif text.startswith("CORPUS CRASH in "):
+            out["corpus_crash"] = True
+        elif text == "DUPLICATE CRASH":
+            out["duplicate_crashes"] += 1
+        elif text.startswith("Maximum of ") and text.endswith("crashes reached, aborting"):
+            out["capped"] = True
+    if final is not None:
+        out["runs"], out["fuzz_seconds"] = final
+    if out["fuzz_seconds"] > 0:
+        out["execs_per_sec"] = round(out["runs"] / out["fuzz_seconds"], 1)
+    return out
+
+
+def php_fuzzer_finding_key(first_line: str) -> str:
+    """A crash's first line, without what its error handler adds: a warning
+    turned into `Error: [2] MSG in FILE on line N in .../Fuzzer.php:501`
+    becomes `[2] MSG at FILE:N`; an exception keeps its own first line."""
+    m = re.match(r"^Error: (\[\d+\] .*) in (\S+) on line (\d+) in \S+/src/Fuzzer\.php:\d+$", first_line)
+    return f"{m.group(1)} at {m.group(2)}:{m.group(3)}" if m else first_line

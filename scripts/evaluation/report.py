@@ -37,7 +37,9 @@ def summarize_target(runs: list, configs: list, seconds: float) -> dict:
             for i, a in enumerate(final) for b in list(final)[i + 1:]
         ],
         "findings": findings_table(by_config),
-        "coverage_over_time": {c: coverage_band(rs, seconds) for c, rs in by_config.items() if rs},
+        # A configuration without samples (php-fuzzer) gets no band rather than a flat zero.
+        "coverage_over_time": {c: coverage_band(rs, seconds) for c, rs in by_config.items()
+                               if rs and any(r.coverage_over_time for r in rs)},
     }
 
 
@@ -93,6 +95,10 @@ def page(s: dict) -> str:
     for target, t in s["targets"].items():
         parts.append(f"<h2>{esc(target)}</h2>")
         parts.append(plot(t["coverage_over_time"], configs, s["seconds"]))
+        missing = [c for c in t["final_coverage"] if c not in t["coverage_over_time"]]
+        if missing:
+            parts.append(f"<p>No coverage over time for {esc(', '.join(missing))}: final coverage only "
+                         "(nikic/php-fuzzer's status lines count features, not edges).</p>")
         parts.append(table(["configuration", "median", "min", "max", "exec/s (median)"],
                            [[c, v["median"], v["min"], v["max"], f"{t['execs_per_sec'][c]:.0f}"]
                             for c, v in t["final_coverage"].items()]))

@@ -1,5 +1,6 @@
 //! scripts/evaluate end to end on small fixtures (2 trials of a few seconds),
-//! and its statistics against known values (scripts/evaluation/test_stats.py).
+//! its statistics against known values (scripts/evaluation/test_stats.py), and
+//! its parser of nikic/php-fuzzer's output (scripts/evaluation/test_php_fuzzer_log.py).
 
 mod common;
 
@@ -14,6 +15,29 @@ fn the_statistics_match_known_values() {
     };
     let output = Command::new(python)
         .args(["-m", "unittest", "scripts/evaluation/test_stats.py"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// `--php-fuzzer` reads nikic/php-fuzzer's output; the parser is checked on
+/// a recorded log (CI has no php-fuzzer, so the campaign itself is not run).
+#[test]
+fn php_fuzzer_output_parses_from_a_recorded_log() {
+    let Some(python) = python_with("json") else {
+        return;
+    };
+    let output = Command::new(python)
+        .args([
+            "-m",
+            "unittest",
+            "scripts/evaluation/test_php_fuzzer_log.py",
+        ])
         .current_dir(repo())
         .output()
         .unwrap();
