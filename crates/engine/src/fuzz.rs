@@ -131,6 +131,8 @@ struct Shared {
     state: Mutex<State>,
     /// Replaced once, after the seeds, by an adaptive timeout.
     harness: std::sync::RwLock<Arc<HarnessConfig>>,
+    /// Re-runs new findings alone, each on a fresh harness (`confirm`).
+    confirmer: Mutex<Option<php_fuzz_harness::Executor>>,
     /// The main harness's source server (block map, the dictionary taken
     /// from the source).
     sources: Arc<SourceServer>,

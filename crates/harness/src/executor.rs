@@ -227,7 +227,14 @@ impl Executor {
     pub fn submit(&mut self, batch: &Batch) -> Result<(), HarnessError> {
         assert!(self.queued.len() < 2, "at most two batches in flight");
         let mut sent = false;
-        if !self.stop.reached() && (self.process.is_some() || self.queued.is_empty()) {
+        // Never ahead of a batch still to be sent (its harness died): the
+        // harness runs requests in the order they arrive, and outcomes are
+        // matched to batches in that order.
+        let behind_unsent = self.queued.iter().any(|queued| !queued.sent);
+        if !self.stop.reached()
+            && !behind_unsent
+            && (self.process.is_some() || self.queued.is_empty())
+        {
             self.ensure_process()?;
             sent = self.send(batch, 0, batch.len(), false);
         }

@@ -51,14 +51,22 @@ pub(super) fn confirm_saved_crashes(
 /// Why `input` alone, on a fresh harness, does not crash with signature
 /// `key`; `None` if it does.
 fn rerun_alone(shared: &Shared, input: &[u8], key: &str) -> Option<String> {
-    let mut executor = Executor::new(shared.harness(), Arc::clone(&shared.sources));
-    // A re-run may take a whole timeout: Ctrl-C and --max-time stop it too.
-    executor.stop_when(shared.stop.clone());
+    // One executor for every re-run: each retires its harness, and the
+    // next re-run finds a fresh one already loaded.
+    let mut confirmer = shared.confirmer.lock().unwrap_or_else(|p| p.into_inner());
+    let executor = confirmer.get_or_insert_with(|| {
+        let mut executor = Executor::new(shared.harness(), Arc::clone(&shared.sources));
+        // A re-run may take a whole timeout: Ctrl-C and --max-time stop it too.
+        executor.stop_when(shared.stop.clone());
+        executor
+    });
+    executor.set_config(shared.harness());
     let mut batch = Batch::new();
     batch.push(input);
     let mut alone: Option<Crash> = None;
     let result = executor.run_batch(&batch, |r| alone = r.crash);
-    executor.shutdown();
+    executor.retire_process();
+    drop(confirmer);
     if alone.is_none() && shared.stop.reached() {
         return Some("not re-run alone: the campaign was stopping".to_string());
     }

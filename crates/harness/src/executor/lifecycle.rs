@@ -13,6 +13,17 @@ use crate::spare::Spare;
 const MAX_START_FAILURES: u32 = 5;
 
 impl Executor {
+    /// Ends the current harness, so that the next batch runs on a fresh
+    /// one, and starts loading that one now (a re-run alone wants a fresh
+    /// harness every time, and should not wait for it).
+    pub fn retire_process(&mut self) {
+        self.drop_process_and_queue();
+        if self.spare.is_none() && self.info.is_some() {
+            let config = Arc::clone(&self.config);
+            self.spare = Some(Spare::start(config, Arc::clone(&self.sources)));
+        }
+    }
+
     pub(super) fn ensure_process(&mut self) -> Result<(), HarnessError> {
         if self.process.is_some() {
             return Ok(());
