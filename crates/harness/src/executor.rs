@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use php_fuzz_coverage::EdgeCounter;
-use php_fuzz_instrument::{BlockId, StubStyle};
+use php_fuzz_instrument::StubStyle;
 
 use rustix::process::Signal;
 
 use crate::process::{HarnessProcess, POLL_SLICE, TargetInfo, Wait};
+use crate::run_coverage::Coverage;
 use crate::protocol::{self, Event, InputList, Request};
 use crate::sources::SourceServer;
 use crate::watch::Watch;
@@ -21,44 +22,6 @@ mod lifecycle;
 use crate::spare::Spare;
 /// How much of the raw trace of a run's coverage chunks is kept for triage.
 const CHUNK_TAIL_BYTES: usize = 16 * 1024;
-
-/// The coverage of one run. A long run sends its coverage in pieces; the
-/// earlier pieces arrive already folded into edge counts (see docs/protocol.md).
-#[derive(Debug, Clone, Copy)]
-pub struct Coverage<'a> {
-    pub style: StubStyle,
-    /// Edges of the pieces sent while the run was still going.
-    pub earlier: Option<&'a EdgeCounter>,
-    /// The rest: block ids (trace style) or edge/count pairs (edge-map style).
-    pub last: &'a [u8],
-}
-
-impl Coverage<'_> {
-    /// The last block that ran, in trace style.
-    pub fn last_block(&self) -> Option<BlockId> {
-        if self.style != StubStyle::Trace {
-            return None;
-        }
-        if self.last.len() >= 4 {
-            let tail = &self.last[self.last.len() - 4..];
-            return Some(BlockId(u32::from_le_bytes(
-                tail.try_into().expect("4 bytes"),
-            )));
-        }
-        self.earlier.and_then(EdgeCounter::last_block).map(BlockId)
-    }
-
-    /// Adds this run's edges to `counter` (which the caller cleared).
-    pub fn add_to(&self, counter: &mut EdgeCounter) {
-        if let Some(earlier) = self.earlier {
-            counter.merge(earlier);
-        }
-        match self.style {
-            StubStyle::Trace => counter.add_trace(self.last),
-            StubStyle::EdgeMap => counter.add_edge_counts(self.last),
-        }
-    }
-}
 
 /// One input's result.
 #[derive(Debug)]

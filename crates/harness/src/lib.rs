@@ -14,6 +14,7 @@ mod mutation;
 mod php;
 mod process;
 pub mod protocol;
+mod run_coverage;
 mod runtime;
 mod sources;
 mod spare;
@@ -27,7 +28,8 @@ use std::time::{Duration, Instant};
 
 pub use allocation::{LARGE_ALLOCATION, MALLOC_LIMIT, requested_bytes};
 pub use batch::Batch;
-pub use executor::{Coverage, Executor, ExecutorStats, RunResult};
+pub use executor::{Executor, ExecutorStats, RunResult};
+pub use run_coverage::Coverage;
 pub use groups::kill_all_harnesses;
 pub use memory::{own_peak_rss_mb, own_rss_mb};
 pub use mutation::{BuiltinMutation, MutatorFailure, MutatorProcess};

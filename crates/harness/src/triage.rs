@@ -8,7 +8,7 @@ use std::process::ExitStatus;
 use php_fuzz_instrument::{BlockId, BlockKind, StubStyle};
 use rustc_hash::FxHashMap;
 
-use crate::executor::Coverage;
+use crate::run_coverage::Coverage;
 use crate::process::describe_status;
 use crate::protocol::{self, status};
 use crate::sources::SourceServer;
