@@ -205,15 +205,35 @@ fn function_name(function: &str) -> String {
     name
 }
 
-/// [`function_name`], onto the end of `out`.
+/// [`function_name`], onto the end of `out`. A run of 16 or more hex
+/// digits reads `*`: code generated at run time names its classes by a
+/// hash of their source (Twig's `__TwigTemplate_921a…`), and one bug in
+/// it is one finding however many templates reach it.
 fn push_function_name(out: &mut String, function: &str) {
     let bare = function.trim_end_matches("()");
     for (n, part) in bare.split("->").enumerate() {
         if n > 0 {
             out.push_str("::");
         }
-        out.push_str(part);
+        push_without_hashes(out, part);
     }
+}
+
+fn push_without_hashes(out: &mut String, name: &str) {
+    let mut rest = name;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_hexdigit()) {
+        let digits = rest[start..]
+            .bytes()
+            .take_while(u8::is_ascii_hexdigit)
+            .count();
+        out.push_str(&rest[..start]);
+        match digits {
+            16.. => out.push('*'),
+            _ => out.push_str(&rest[start..start + digits]),
+        }
+        rest = &rest[start + digits..];
+    }
+    out.push_str(rest);
 }
 
 #[cfg(test)]
@@ -235,6 +255,33 @@ mod tests {
             stderr: None,
             note: None,
         }
+    }
+
+    #[test]
+    fn classes_named_by_a_hash_of_generated_code_are_one_function() {
+        let hang = |class: &str| Crash {
+            kind: CrashKind::Timeout,
+            ..crash(
+                CrashKind::Timeout,
+                "",
+                41,
+                vec![frame(&format!("{class}->doDisplay()"), 41)],
+            )
+        };
+        let a = hang("__TwigTemplate_921a0505ba810a2088b7004420148f09");
+        let b = hang("__TwigTemplate_5955bf869eacf1697eb4271ad6f6c92d");
+        assert_eq!(signature(&a), signature(&b));
+        assert!(
+            signature(&a).contains("__TwigTemplate_*::doDisplay"),
+            "{}",
+            signature(&a)
+        );
+        // Short hex-looking words are names.
+        assert_eq!(function_name("Decoder->feed()"), "Decoder::feed");
+        assert_eq!(
+            function_name("abc_0123456789abcde()"),
+            "abc_0123456789abcde"
+        );
     }
 
     fn frame(function: &str, line: u32) -> Frame {

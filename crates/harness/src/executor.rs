@@ -10,8 +10,8 @@ use php_fuzz_instrument::StubStyle;
 use rustix::process::Signal;
 
 use crate::process::{HarnessProcess, POLL_SLICE, TargetInfo, Wait};
-use crate::run_coverage::Coverage;
 use crate::protocol::{self, Event, InputList, Request};
+use crate::run_coverage::Coverage;
 use crate::sources::SourceServer;
 use crate::watch::Watch;
 use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem, StopWhen};

@@ -8,9 +8,9 @@ use std::process::ExitStatus;
 use php_fuzz_instrument::{BlockId, BlockKind, StubStyle};
 use rustc_hash::FxHashMap;
 
-use crate::run_coverage::Coverage;
 use crate::process::describe_status;
 use crate::protocol::{self, status};
+use crate::run_coverage::Coverage;
 use crate::sources::SourceServer;
 use crate::{Crash, CrashKind, Frame, HarnessConfig, Problem, allocation};
 
