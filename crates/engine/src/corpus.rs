@@ -47,7 +47,15 @@ pub struct Corpus {
     entropic: Option<Entropic>,
     energies: Vec<InputEnergy>,
     weights: Vec<f64>,
+    /// Per entry: how many of its mutants hung (capped). Each halves its
+    /// weight, so a corpus with one slow entry whose mutants time out (a
+    /// template looping 10,000 times, one digit from 100,000) does not
+    /// spend the campaign's time on timeouts.
+    hangs: Vec<u8>,
 }
+
+/// Halvings of an entry's weight for mutants that hung, at most.
+const MAX_HANG_HALVINGS: u8 = 8;
 
 impl Corpus {
     pub fn new() -> Corpus {
@@ -96,6 +104,7 @@ impl Corpus {
         }
         self.total_bytes += entry.data.len();
         self.entries.push(entry);
+        self.hangs.push(0);
         self.dirty = true;
         EntryId(self.entries.len() as u32 - 1)
     }
@@ -122,6 +131,15 @@ impl Corpus {
         if let Some(entropic) = &mut self.entropic {
             let parent = parent.map(|id| &mut self.energies[id.0 as usize]);
             entropic.count_run(features, parent);
+        }
+    }
+
+    /// A mutant of `parent` hung: `parent` is picked half as often.
+    pub fn count_hang(&mut self, parent: EntryId) {
+        let hangs = &mut self.hangs[parent.0 as usize];
+        if *hangs < MAX_HANG_HALVINGS {
+            *hangs += 1;
+            self.dirty = true;
         }
     }
 
@@ -157,14 +175,20 @@ impl Corpus {
         };
         if energetic {
             let mut sum = 0.0;
-            for &weight in &self.weights {
-                sum += weight;
+            for (&weight, &hangs) in self.weights.iter().zip(&self.hangs) {
+                sum += weight / f64::from(1u32 << hangs);
                 self.cumulative_energy.push(sum);
             }
         } else {
+            // In 256ths once an entry is halved, so that every entry stays
+            // reachable; in units otherwise (the draws of `--seed N` stay).
+            let scale = match self.hangs.iter().any(|&h| h > 0) {
+                true => MAX_HANG_HALVINGS,
+                false => 0,
+            };
             let mut sum = 0u64;
-            for entry in &self.entries {
-                sum += 1 + entry.unique.len().min(64) as u64;
+            for (entry, &hangs) in self.entries.iter().zip(&self.hangs) {
+                sum += ((1 + entry.unique.len().min(64) as u64) << scale) >> hangs;
                 self.cumulative.push(sum);
             }
         }
@@ -199,6 +223,29 @@ mod tests {
             unique: unique.to_vec(),
             trace_hash: 0,
         }
+    }
+
+    #[test]
+    fn an_entry_whose_mutants_hang_is_picked_less_but_still_picked() {
+        let mut corpus = Corpus::new();
+        for _ in 0..2 {
+            corpus.add(Entry {
+                data: vec![b'a'],
+                path: None,
+                unique: vec![1],
+                trace_hash: 0,
+            });
+        }
+        for _ in 0..3 {
+            corpus.count_hang(EntryId(0));
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let mut picks = [0u32; 2];
+        for _ in 0..9000 {
+            picks[corpus.pick(&mut rng).unwrap().0 as usize] += 1;
+        }
+        // 1/8 of the weight: about 1,000 of 9,000.
+        assert!((700..1300).contains(&picks[0]), "{picks:?}");
     }
 
     #[test]

@@ -21,7 +21,15 @@ pub(super) fn absorb(
     state: &mut State,
     scratch: &mut Scratch,
 ) -> Result<(), EngineError> {
-    // Crashes were saved as they came (`collect`).
+    // Crashes were saved as they came (`collect`). A mutant that hung makes
+    // its parent less likely to be picked again.
+    if let Origin::Mutants(mutants) = &scratch.origin {
+        for (index, crash) in &scratch.crashes {
+            if crash.kind == php_fuzz_harness::CrashKind::Timeout {
+                state.corpus.count_hang(mutants[*index].parent);
+            }
+        }
+    }
 
     for index in 0..scratch.batch.len() {
         let features = &scratch.features[scratch.features_range(index)];
