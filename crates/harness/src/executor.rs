@@ -19,6 +19,10 @@ use crate::{allocation, triage};
 
 mod lifecycle;
 
+/// How long a harness that sent `Died` may take to exit before its group
+/// is killed.
+const DIED_EXIT_GRACE: Duration = Duration::from_millis(50);
+
 use crate::spare::Spare;
 /// How much of the raw trace of a run's coverage chunks is kept for triage.
 const CHUNK_TAIL_BYTES: usize = 16 * 1024;
@@ -615,7 +619,10 @@ impl Executor {
                     let problem = Problem::from_wire(&problem);
                     let last = coverage.to_vec();
                     process.consume_frame();
-                    process.wait_exit(Duration::from_secs(2));
+                    // Its last word is said (PHP wrote any error to stderr
+                    // before the shutdown function ran): what is left is
+                    // the target's own shutdown, not worth a restart's wait.
+                    process.wait_exit(DIED_EXIT_GRACE);
                     let stderr = process.stderr_tail();
                     // The pieces sent before count when telling a recursion apart.
                     let mut tail = std::mem::take(&mut self.chunk_tail);

@@ -626,7 +626,7 @@ impl HarnessProcess {
         }
         let until = Instant::now() + grace;
         while !self.has_exited() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(1));
         }
         // Exited or not, its group goes: children the target left behind too.
         self.kill();
