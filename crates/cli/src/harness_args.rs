@@ -19,8 +19,9 @@ pub struct HarnessArgs {
     /// (zend.assertions=1) unless --ini zend.assertions=-1 (or 0) turns them off.
     #[arg(long = "ini", value_name = "KEY=VALUE", value_parser = parse_ini)]
     pub ini: Vec<(String, String)>,
-    /// Seconds one input may run before it counts as a timeout [default: 3, or a fuzz test's
-    /// #[FuzzTest(timeout: …)]].
+    /// Seconds one input may run before it counts as a timeout [default for fuzz: 20 times the
+    /// slowest seed, within 1–10 s, printed at start; elsewhere 3; a fuzz test's
+    /// #[FuzzTest(timeout: …)] wins].
     #[arg(long, value_name = "SECONDS",
           allow_negative_numbers = true, value_parser = positive_seconds)]
     pub timeout: Option<f64>,
