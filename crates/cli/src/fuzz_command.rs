@@ -91,6 +91,11 @@ pub struct FuzzArgs {
     /// With --entropic: features hit fewer times than this are always rare.
     #[arg(long, value_name = "N", default_value_t = 255)]
     pub entropic_feature_frequency_threshold: u16,
+    /// With --entropic: an entry slower than the average run gets less energy, a faster one
+    /// more (AFL's performance score). The weights then depend on timing, so --seed no longer
+    /// replays a campaign exactly.
+    #[arg(long)]
+    pub entropic_scale_per_exec_time: bool,
     /// Append the campaign's statistics (JSON lines every 5 s: runs, exec/s, cov, ft,
     /// corpus, crashes, rss) to FILE [default: CORPUS/.php-fuzz/stats.jsonl, none without
     /// a corpus directory]; report-coverage plots them.
@@ -161,6 +166,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         entropic: args.entropic.then_some(EntropicOptions {
             number_of_rarest_features: args.entropic_number_of_rarest_features,
             feature_frequency_threshold: args.entropic_feature_frequency_threshold,
+            scale_per_exec_time: args.entropic_scale_per_exec_time,
         }),
         stats: args
             .stats

@@ -45,10 +45,11 @@ fn the_same_seed_replays_an_entropic_campaign() {
 
 #[test]
 fn an_entropic_campaign_finds_both_planted_bugs() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = fixture("json-parser/target.php");
-    let run = php_fuzz(
-        &[
+    // Also with energy scaled by execution time.
+    for scaled in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = fixture("json-parser/target.php");
+        let mut args = vec![
             "fuzz",
             target.to_str().unwrap(),
             "corpus",
@@ -59,11 +60,14 @@ fn an_entropic_campaign_finds_both_planted_bugs() {
             "60",
             "--max-crashes",
             "2",
-        ],
-        dir.path(),
-    );
-    assert_eq!(run.code(), 77, "{}", run.all());
-    assert_eq!(artifacts(dir.path(), "crash-").len(), 2, "{}", run.all());
+        ];
+        if scaled {
+            args.push("--entropic-scale-per-exec-time");
+        }
+        let run = php_fuzz(&args, dir.path());
+        assert_eq!(run.code(), 77, "scaled {scaled}: {}", run.all());
+        assert_eq!(artifacts(dir.path(), "crash-").len(), 2, "{}", run.all());
+    }
 }
 
 #[test]
@@ -77,6 +81,7 @@ fn libfuzzer_takes_its_entropic_flags() {
             "-entropic=1",
             "-entropic_feature_frequency_threshold=100",
             "-entropic_number_of_rarest_features=50",
+            "-entropic_scale_per_exec_time=1",
             "-runs=5000",
             "-seed=3",
         ],

@@ -32,6 +32,8 @@ pub struct Entry {
     /// Hash of the trace it runs (0 if unknown): a mutant with the same
     /// hash ran exactly like it.
     pub trace_hash: u64,
+    /// How long the run that added it took, in microseconds (0: unknown).
+    pub micros: u32,
 }
 
 #[derive(Debug, Default)]
@@ -100,7 +102,8 @@ impl Corpus {
             for &feature in &entry.unique {
                 entropic.add_rare_feature(feature, &mut self.energies);
             }
-            self.energies.push(entropic.new_input(entry.unique.len()));
+            self.energies
+                .push(entropic.new_input(entry.unique.len(), entry.micros));
         }
         self.total_bytes += entry.data.len();
         self.entries.push(entry);
@@ -222,6 +225,7 @@ mod tests {
             path: None,
             unique: unique.to_vec(),
             trace_hash: 0,
+            micros: 0,
         }
     }
 
@@ -234,6 +238,7 @@ mod tests {
                 path: None,
                 unique: vec![1],
                 trace_hash: 0,
+                micros: 0,
             });
         }
         for _ in 0..3 {

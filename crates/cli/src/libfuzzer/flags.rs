@@ -156,8 +156,8 @@ flags! {
         "With -entropic=1: features hit fewer times than this are always rare.";
     entropic_number_of_rarest_features: i64 = 100, "100", Used,
         "With -entropic=1: keep at least this many rarest features.";
-    entropic_scale_per_exec_time: i64 = 0, "0", Accepted,
-        "Accepted; php-fuzz times batches, not single inputs, so energy is not scaled by execution time.";
+    entropic_scale_per_exec_time: i64 = 0, "0", Used,
+        "With -entropic=1: scale an input's energy by its execution time (slower inputs less).";
     close_fd_mask: i64 = 0, "0", Accepted,
         "Accepted; what the PHP target prints is discarded anyway (php-fuzz --show-output shows it).";
     reload: i64 = 1, "1", Accepted,

@@ -70,6 +70,7 @@ pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCod
             feature_frequency_threshold: flags
                 .entropic_feature_frequency_threshold
                 .clamp(1, i64::from(u16::MAX)) as u16,
+            scale_per_exec_time: flags.entropic_scale_per_exec_time > 0,
         }),
         adaptive_timeout: cx.harness.timeout.is_none(),
         ..FuzzOptions::default()

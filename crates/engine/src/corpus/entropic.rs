@@ -42,6 +42,11 @@ pub struct EntropicOptions {
     pub number_of_rarest_features: usize,
     /// `-entropic_feature_frequency_threshold`: features seen fewer times are always rare.
     pub feature_frequency_threshold: u16,
+    /// `-entropic_scale_per_exec_time`: an entry slower than the average
+    /// run gets less energy, a faster one more (see [`perf_score`]). Off by
+    /// default, as in libFuzzer: the weights then depend on timing, and
+    /// `--seed N` no longer replays a campaign exactly.
+    pub scale_per_exec_time: bool,
 }
 
 impl Default for EntropicOptions {
@@ -49,6 +54,7 @@ impl Default for EntropicOptions {
         EntropicOptions {
             number_of_rarest_features: 100,
             feature_frequency_threshold: 0xFF,
+            scale_per_exec_time: false,
         }
     }
 }
@@ -64,6 +70,8 @@ pub(crate) struct InputEnergy {
     executed_mutations: u64,
     /// Features the entry was first to reach; none means no energy.
     num_features: usize,
+    /// How long the run that added it took, in microseconds (0: unknown).
+    micros: u32,
 }
 
 impl InputEnergy {
@@ -150,7 +158,7 @@ impl Entropic {
     }
 
     /// The energy a new entry starts with, before its mutants are counted.
-    pub fn new_input(&self, num_features: usize) -> InputEnergy {
+    pub fn new_input(&self, num_features: usize, micros: u32) -> InputEnergy {
         InputEnergy {
             needs_update: false,
             energy: if self.rare.is_empty() {
@@ -162,6 +170,7 @@ impl Entropic {
             feature_freqs: Vec::new(),
             executed_mutations: 0,
             num_features,
+            micros,
         }
     }
 
@@ -241,6 +250,11 @@ impl Entropic {
     pub fn weights(&self, inputs: &mut [InputEnergy], weights: &mut Vec<f64>) -> bool {
         weights.clear();
         let average = self.executed_mutations / inputs.len().max(1) as u64;
+        let average_micros = self
+            .options
+            .scale_per_exec_time
+            .then(|| average_micros(inputs))
+            .flatten();
         let mut any = false;
         for input in inputs.iter_mut() {
             if input.needs_update && input.energy != 0.0 {
@@ -251,12 +265,44 @@ impl Entropic {
             {
                 0.0
             } else {
-                input.energy.max(0.0)
+                let scale = average_micros.map_or(1.0, |avg| perf_score(input.micros, avg));
+                input.energy.max(0.0) * scale
             };
             any |= weight > 0.0;
             weights.push(weight);
         }
         any
+    }
+}
+
+/// The mean run time of the entries whose time is known, if any.
+fn average_micros(inputs: &[InputEnergy]) -> Option<f64> {
+    let (sum, count) = inputs
+        .iter()
+        .filter(|input| input.micros > 0)
+        .fold((0.0, 0u32), |(sum, count), input| {
+            (sum + f64::from(input.micros), count + 1)
+        });
+    (count > 0).then(|| sum / f64::from(count))
+}
+
+/// AFL's performance score, as libFuzzer's `-entropic_scale_per_exec_time`
+/// uses it: from a tenth of the energy for an entry ten times slower than
+/// the average to three times for one four times faster.
+fn perf_score(micros: u32, average: f64) -> f64 {
+    if micros == 0 {
+        return 1.0;
+    }
+    let time = f64::from(micros);
+    match time / average {
+        r if r > 10.0 => 0.1,
+        r if r > 4.0 => 0.25,
+        r if r > 2.0 => 0.5,
+        r if r > 4.0 / 3.0 => 0.75,
+        r if r < 0.25 => 3.0,
+        r if r < 1.0 / 3.0 => 2.0,
+        r if r < 0.5 => 1.5,
+        _ => 1.0,
     }
 }
 
@@ -268,13 +314,38 @@ mod tests {
         EntropicOptions {
             number_of_rarest_features: rarest,
             feature_frequency_threshold: threshold,
+            scale_per_exec_time: false,
         }
+    }
+
+    #[test]
+    fn with_scale_per_exec_time_a_slow_entry_gets_less_energy() {
+        for scale in [false, true] {
+            let entropic = Entropic::new(EntropicOptions {
+                scale_per_exec_time: scale,
+                ..EntropicOptions::default()
+            });
+            // Same features, same energy; one runs 20 times longer.
+            let mut inputs = vec![entropic.new_input(3, 100), entropic.new_input(3, 2000)];
+            let mut weights = Vec::new();
+            assert!(entropic.weights(&mut inputs, &mut weights));
+            // The average is 1,050 µs: 100 is under a quarter (×3), 2,000
+            // under twice (×0.75).
+            let ratio = weights[0] / weights[1];
+            let expected = if scale { 3.0 / 0.75 } else { 1.0 };
+            assert!(
+                (ratio - expected).abs() < 1e-9,
+                "scale {scale}: {weights:?}"
+            );
+        }
+        assert_eq!(perf_score(0, 50.0), 1.0, "unknown time: unscaled");
+        assert_eq!(perf_score(600, 50.0), 0.1);
     }
 
     #[test]
     fn an_input_whose_mutants_find_rare_features_gets_more_energy() {
         let mut entropic = Entropic::new(EntropicOptions::default());
-        let mut inputs = vec![entropic.new_input(3), entropic.new_input(3)];
+        let mut inputs = vec![entropic.new_input(3, 0), entropic.new_input(3, 0)];
         for feature in 1..=20u64 {
             entropic.add_rare_feature(feature, &mut inputs);
         }
@@ -318,7 +389,7 @@ mod tests {
     #[test]
     fn the_rare_set_stays_bounded_and_drops_the_most_abundant() {
         let mut entropic = Entropic::new(options(2, 1));
-        let mut inputs = vec![entropic.new_input(1)];
+        let mut inputs = vec![entropic.new_input(1, 0)];
         for feature in 1..=3u64 {
             entropic.add_rare_feature(feature, &mut inputs);
             for _ in 0..(5 * feature) {
@@ -338,7 +409,7 @@ mod tests {
     fn entries_without_features_or_mutated_far_too_often_get_nothing() {
         let mut entropic = Entropic::new(EntropicOptions::default());
         let mut inputs: Vec<_> = (0..30)
-            .map(|i| entropic.new_input(usize::from(i > 0)))
+            .map(|i| entropic.new_input(usize::from(i > 0), 0))
             .collect();
         entropic.add_rare_feature(7, &mut inputs);
         for _ in 0..300 {
@@ -357,7 +428,7 @@ mod tests {
     #[test]
     fn no_energy_anywhere_falls_back() {
         let entropic = Entropic::new(EntropicOptions::default());
-        let mut inputs = vec![entropic.new_input(0)];
+        let mut inputs = vec![entropic.new_input(0, 0)];
         let mut weights = Vec::new();
         assert!(!entropic.weights(&mut inputs, &mut weights));
     }

@@ -28,6 +28,7 @@ pub(super) fn finish_and_collect(
     let batch = std::mem::take(&mut scratch.batch);
     let mut failure = None;
     let result = executor.finish(&batch, |r| {
+        scratch.micros.push(r.micros);
         match &r.crash {
             None => scratch.slowest_micros = scratch.slowest_micros.max(r.micros),
             // Saved and reported the moment the harness reports it, not

@@ -69,6 +69,7 @@ pub(super) fn absorb(
                 path: Some(path),
                 unique,
                 trace_hash: scratch.trace_hashes[index],
+                micros: scratch.micros[index],
             });
             scratch.joined.push((id, index));
             if let Some(mutant) = mutant {

@@ -104,6 +104,8 @@ pub(super) struct Scratch {
     /// Hashes of traces whose features held nothing new; worker-local.
     pub known_traces: FingerprintCache,
     pub crashes: Vec<(usize, Crash)>,
+    /// Per input: how long its run took, in microseconds (0 for a crash).
+    pub micros: Vec<u32>,
     /// The longest run without a crash this scratch collected, in
     /// microseconds (the seeds' sets the adaptive timeout).
     pub slowest_micros: u32,
@@ -141,6 +143,7 @@ impl Scratch {
             crashes: Vec::new(),
             saved: Vec::new(),
             slowest_micros: 0,
+            micros: Vec::new(),
             crashed: Vec::new(),
             counter: EdgeCounter::new(),
             run_features: Vec::new(),
@@ -163,6 +166,7 @@ impl Scratch {
         self.fingerprints.clear();
         self.known.clear();
         self.trace_hashes.clear();
+        self.micros.clear();
         self.crashes.clear();
         self.saved.clear();
         self.crashed.clear();

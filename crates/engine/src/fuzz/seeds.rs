@@ -129,5 +129,6 @@ fn start_from_empty(shared: &Shared, state: &mut State, seeds_run: SeedsRun) {
         path: None,
         unique: Vec::new(),
         trace_hash: 0,
+        micros: 0,
     });
 }
