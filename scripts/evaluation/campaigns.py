@@ -71,9 +71,8 @@ def campaign_settings(binary: Path, target: Path, flags: str, seconds: float) ->
             "target": str(target), "flags": flags, "seconds": seconds}
 
 
-def run_campaign(binary: Path, target: Path, config: str, flags: str, trial: int, seconds: float, out: Path) -> Run:
-    folder = campaign_folder(out, target, config, trial)
-    shutil.rmtree(folder, ignore_errors=True)
+def seeded_corpus(folder: Path, target: Path) -> Path:
+    """FOLDER/corpus, holding a copy of the target's seeds/ folder, if any."""
     corpus = folder / "corpus"
     corpus.mkdir(parents=True)
     seeds = target.parent / "seeds"
@@ -81,6 +80,13 @@ def run_campaign(binary: Path, target: Path, config: str, flags: str, trial: int
         for seed in seeds.iterdir():
             if seed.is_file():
                 shutil.copy(seed, corpus)
+    return corpus
+
+
+def run_campaign(binary: Path, target: Path, config: str, flags: str, trial: int, seconds: float, out: Path) -> Run:
+    folder = campaign_folder(out, target, config, trial)
+    shutil.rmtree(folder, ignore_errors=True)
+    corpus = seeded_corpus(folder, target)
     stats = folder / "stats.jsonl"
     command = [str(binary), "fuzz", str(target), str(corpus), "--seed", str(trial), "--max-time", str(seconds),
                "--artifact-dir", str(folder / "findings"), "--stats", str(stats), "--quiet", *shlex.split(flags)]
@@ -208,14 +214,8 @@ def run_php_fuzzer_campaign(php_fuzzer: Path, binary: Path, target: Path, trial:
     It has no seed option: trial i does not fix its random choices."""
     folder = campaign_folder(out, target, PHP_FUZZER, trial)
     shutil.rmtree(folder, ignore_errors=True)
-    corpus, findings = folder / "corpus", folder / "findings"
-    corpus.mkdir(parents=True)
+    corpus, findings = seeded_corpus(folder, target), folder / "findings"
     findings.mkdir()
-    seeds = target.parent / "seeds"
-    if seeds.is_dir():
-        for seed in seeds.iterdir():
-            if seed.is_file():
-                shutil.copy(seed, corpus)
     runner = folder / "runner.php"
     runner.write_text(PHP_FUZZER_RUNNER)
     # Its crash-*.txt files go to its working directory. Same memory limit as
