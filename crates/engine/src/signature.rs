@@ -158,6 +158,8 @@ fn at_site(crash: &Crash, what: String) -> String {
     let mut key = what;
     if p.file.is_empty() {
         key.push_str(" at unknown location");
+    } else if generated_at_run_time(&p.file) {
+        let _ = write!(key, " at {}", p.file);
     } else {
         let _ = write!(key, " at {}:{}", p.file, p.line);
     }
@@ -172,6 +174,14 @@ fn at_site(crash: &Crash, what: String) -> String {
         let _ = write!(key, " ({})", frame.file);
     }
     key
+}
+
+/// Code that `eval()` compiled (PHP names its file `FILE(LINE) : eval()'d
+/// code`): a template engine's compiled templates, say. A line there is a
+/// line of one generated template, which another template puts elsewhere,
+/// so it names no place in the library: its function does.
+fn generated_at_run_time(file: &str) -> bool {
+    file.ends_with(" : eval()'d code")
 }
 
 /// `WHAT in FUNCTION (FILE)`, or where it was when no function is known.
@@ -282,6 +292,36 @@ mod tests {
             function_name("abc_0123456789abcde()"),
             "abc_0123456789abcde"
         );
+    }
+
+    #[test]
+    fn lines_of_code_compiled_by_eval_do_not_count() {
+        const EVALD: &str = "/usr/share/php/Twig/Environment.php(361) : eval()'d code";
+        let division = |line: u32, hash: &str| {
+            let mut c = crash(
+                CrashKind::Exception,
+                "Modulo by zero",
+                line,
+                vec![Frame {
+                    file: EVALD.into(),
+                    line,
+                    function: format!("__TwigTemplate_{hash}->doDisplay()"),
+                }],
+            );
+            c.problem.class = "DivisionByZeroError".into();
+            c.problem.file = EVALD.into();
+            c
+        };
+        let a = division(37, "921a0505ba810a2088b7004420148f09");
+        let b = division(41, "5955bf869eacf1697eb4271ad6f6c92d");
+        assert_eq!(signature(&a), signature(&b));
+        assert!(!signature(&a).contains(":37"), "{}", signature(&a));
+        // In a file of its own, a line is a place.
+        let mut c = a.clone();
+        c.problem.file = "/lib/Template.php".into();
+        let mut d = b.clone();
+        d.problem.file = "/lib/Template.php".into();
+        assert_ne!(signature(&c), signature(&d));
     }
 
     fn frame(function: &str, line: u32) -> Frame {
