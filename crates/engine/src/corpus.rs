@@ -137,6 +137,11 @@ impl Corpus {
         }
     }
 
+    /// Whether a mutant of `id` ever hung.
+    pub fn has_hung(&self, id: EntryId) -> bool {
+        self.hangs[id.0 as usize] > 0
+    }
+
     /// A mutant of `parent` hung: `parent` is picked half as often.
     pub fn count_hang(&mut self, parent: EntryId) {
         let hangs = &mut self.hangs[parent.0 as usize];

@@ -27,7 +27,7 @@ use php_fuzz_coverage::EdgeCounter;
 use php_fuzz_harness::{Batch, Executor, HarnessConfig, HarnessError, SourceServer, StopWhen};
 use php_fuzz_mutate::cmp::{Operand, Record, records};
 use php_fuzz_mutate::i2s::{self, Candidate};
-use php_fuzz_mutate::{Dictionary, Mutator};
+use php_fuzz_mutate::{Dictionary, Mutator, MutatorKind};
 
 use super::Shared;
 use super::scratch::{Origin, Scratch};
@@ -147,6 +147,8 @@ pub(super) struct CmpFeedback {
     since_sample: u64,
     max_len: usize,
     counter: EdgeCounter,
+    /// What candidates that hung cost, against the campaign's time.
+    hangs: HangBudget,
     /// Stats for the summary.
     pub traced: u64,
     pub candidates_made: u64,
@@ -192,6 +194,7 @@ impl CmpFeedback {
             since_sample: 0,
             max_len: 0,
             counter: EdgeCounter::new(),
+            hangs: HangBudget::new(),
             traced: 0,
             candidates_made: 0,
         }
@@ -202,6 +205,7 @@ impl CmpFeedback {
     /// learns from the round the tracer ran since the last batch, and sends
     /// it the next round if the budget allows.
     pub fn after_batch(&mut self, shared: &Shared, mutator: &mut Mutator, scratch: &Scratch) {
+        self.hangs.count(shared, scratch);
         {
             let state = shared.lock();
             self.max_len = state.max_len;
@@ -286,7 +290,11 @@ impl CmpFeedback {
         max: usize,
         parent_len: impl Fn(EntryId) -> usize,
         length_limit: impl Fn(usize) -> usize,
+        risky: impl Fn(EntryId) -> bool,
     ) -> usize {
+        if self.hangs.spent() {
+            return 0;
+        }
         let mut added = 0;
         let mut waiting = self.deferred.len();
         while added < max {
@@ -303,8 +311,10 @@ impl CmpFeedback {
             let parent_len = parent_len(pending.parent);
             // Like every mutant, a candidate obeys length control: longer
             // than the limit (or its parent, which the limit never cuts), it
-            // waits for the limit to grow.
-            if pending.candidate.data.len() > length_limit(parent_len) {
+            // waits for the limit to grow. One of a risky parent waits while
+            // the batch holds another mutant of it (see `build_batch`).
+            let too_long = pending.candidate.data.len() > length_limit(parent_len);
+            if too_long || (risky(pending.parent) && scratch.has_mutant_of(pending.parent)) {
                 if self.deferred.len() == MAX_DEFERRED {
                     self.deferred.pop_front();
                 }
@@ -504,4 +514,74 @@ fn guards_input(records: &[Record<'_>], input: &[u8]) -> bool {
         Operand::Bytes(bytes, _) if bytes.len() >= 4 => holds(bytes),
         _ => false,
     })
+}
+
+/// The share of the campaign's time that input-to-state candidates may
+/// spend hanging. A candidate puts a compared operand in place of an
+/// input's bytes, and a template engine compares loop bounds: on Twig, a
+/// loop of 10,000 turned into one of 191,000 each cost a whole timeout,
+/// over half the campaign (58 exec/s with the tracer, 1,974 without).
+const CANDIDATE_HANG_SHARE: f64 = 0.1;
+
+/// Pauses the candidates while those that hung cost more than
+/// [`CANDIDATE_HANG_SHARE`] of the time so far; they wait in their queue.
+/// Nothing changes until a candidate hangs, so `--seed` replays of
+/// campaigns without hangs stay as they were.
+#[derive(Debug)]
+struct HangBudget {
+    started: std::time::Instant,
+    hung: std::time::Duration,
+}
+
+impl HangBudget {
+    fn new() -> HangBudget {
+        HangBudget {
+            started: std::time::Instant::now(),
+            hung: std::time::Duration::ZERO,
+        }
+    }
+
+    /// Adds a timeout for each candidate of the batch that hung.
+    fn count(&mut self, shared: &Shared, scratch: &Scratch) {
+        let Origin::Mutants(mutants) = &scratch.origin else {
+            return;
+        };
+        for (index, crash) in &scratch.crashes {
+            let candidate = mutants[*index]
+                .sequence
+                .bytes
+                .is_some_and(|s| s.kinds() == [MutatorKind::InputToState]);
+            if candidate && crash.kind == php_fuzz_harness::CrashKind::Timeout {
+                self.hung += shared.harness().timeout;
+            }
+        }
+    }
+
+    fn spent(&self) -> bool {
+        self.spent_after(self.started.elapsed())
+    }
+
+    fn spent_after(&self, elapsed: std::time::Duration) -> bool {
+        !self.hung.is_zero()
+            && self.hung.as_secs_f64() > elapsed.as_secs_f64() * CANDIDATE_HANG_SHARE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::HangBudget;
+
+    #[test]
+    fn candidates_pause_while_their_hangs_cost_over_a_tenth_of_the_time() {
+        let mut budget = HangBudget::new();
+        assert!(!budget.spent_after(Duration::ZERO));
+        budget.hung = Duration::from_secs(1);
+        assert!(budget.spent_after(Duration::from_secs(3)));
+        assert!(budget.spent_after(Duration::from_millis(9_900)));
+        assert!(!budget.spent_after(Duration::from_millis(10_100)));
+        budget.hung += Duration::from_secs(1);
+        assert!(budget.spent_after(Duration::from_secs(15)));
+    }
 }

@@ -271,6 +271,14 @@ impl Scratch {
         self.queue_mutant(parent, parent_data.len(), sequence, tokens);
     }
 
+    /// Whether the batch already holds a mutant of `parent`.
+    pub fn has_mutant_of(&self, parent: EntryId) -> bool {
+        match &self.origin {
+            Origin::Mutants(mutants) => mutants.iter().any(|m| m.parent == parent),
+            Origin::CorpusFiles(_) => false,
+        }
+    }
+
     /// The buffer a mutant is built in before [`Scratch::push_built_mutant`].
     pub fn mutant_buffer(&mut self) -> &mut Vec<u8> {
         &mut self.input
