@@ -78,6 +78,14 @@ def value_at(samples: list, t: float) -> float:
 def write(summary: dict, out) -> None:
     (out / "report.json").write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
     (out / "report.html").write_text(page(summary))
+    # The same plots as files of their own, for pages that show images
+    # (docs/evaluations/ on a forge).
+    plots = out / "plots"
+    plots.mkdir(exist_ok=True)
+    configs = list(summary["configs"])
+    for target, t in summary["targets"].items():
+        svg = plot(t["coverage_over_time"], configs, summary["seconds"], title=target)
+        (plots / f"{target}.svg").write_text("<?xml version='1.0' encoding='utf-8'?>\n" + svg + "\n")
 
 
 def page(s: dict) -> str:
@@ -116,7 +124,7 @@ def cell(v: dict) -> str:
     return f"{when} ({v['found_in']}/{v['trials']})"
 
 
-def plot(bands: dict, configs: list, seconds: float) -> str:
+def plot(bands: dict, configs: list, seconds: float, title: str = "") -> str:
     width, height, pad = 640, 240, 40
     top = max((p["q3"] for b in bands.values() for p in b), default=1) or 1
 
@@ -139,7 +147,8 @@ def plot(bands: dict, configs: list, seconds: float) -> str:
     axes = (f"<line x1='{pad}' y1='{height - pad}' x2='{width - pad}' y2='{height - pad}' stroke='#444'/>"
             f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' stroke='#444'/>"
             f"<text x='{pad}' y='{height - 10}'>0 s</text><text x='{width - pad - 30}' y='{height - 10}'>{seconds:g} s</text>"
-            f"<text x='4' y='{pad}'>{top:g}</text><text x='4' y='{height - pad}'>0</text>")
+            f"<text x='4' y='{pad}'>{top:g}</text><text x='4' y='{height - pad}'>0</text>"
+            f"<text x='{pad}' y='{pad - 12}'>{esc(title)} edges over time (median, IQR band)</text>")
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width + 120}' height='{height}' role='img' "
             f"aria-label='edges over time, median and interquartile range'>{axes}{''.join(shapes)}</svg>")
 

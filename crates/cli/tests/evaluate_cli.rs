@@ -132,6 +132,11 @@ fn an_evaluation_writes_the_report_with_every_figure() {
         "inline plots with IQR bands"
     );
     assert!(!html.contains("<script"), "no script");
+    let svg = std::fs::read_to_string(out.path().join("plots/magic_word.svg")).unwrap();
+    assert!(
+        svg.contains("<svg xmlns") && svg.contains("<polygon"),
+        "each target's plot is also a file of its own: {svg}"
+    );
     assert!(html.contains("Mann-Whitney") && html.contains("A12"));
 
     // An interrupted evaluation resumes: finished campaigns are kept, not rerun.
