@@ -127,9 +127,15 @@ def cell(v: dict) -> str:
 def plot(bands: dict, configs: list, seconds: float, title: str = "") -> str:
     width, height, pad = 640, 240, 40
     top = max((p["q3"] for b in bands.values() for p in b), default=1) or 1
+    # The axis starts where the last nine tenths of the campaign do: the
+    # configurations differ at the top, which a scale from 0 flattens. The
+    # first climb is drawn at the axis.
+    bottom = min((p["q1"] for b in bands.values() for p in b if p["t"] >= seconds / 10), default=0)
+    bottom = bottom if bottom < top else 0
 
     def xy(t, v):
-        return pad + (width - 2 * pad) * t / seconds, height - pad - (height - 2 * pad) * v / top
+        share = (max(v, bottom) - bottom) / (top - bottom)
+        return pad + (width - 2 * pad) * t / seconds, height - pad - (height - 2 * pad) * share
 
     shapes = []
     for i, config in enumerate(configs):
@@ -147,7 +153,7 @@ def plot(bands: dict, configs: list, seconds: float, title: str = "") -> str:
     axes = (f"<line x1='{pad}' y1='{height - pad}' x2='{width - pad}' y2='{height - pad}' stroke='#444'/>"
             f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' stroke='#444'/>"
             f"<text x='{pad}' y='{height - 10}'>0 s</text><text x='{width - pad - 30}' y='{height - 10}'>{seconds:g} s</text>"
-            f"<text x='4' y='{pad}'>{top:g}</text><text x='4' y='{height - pad}'>0</text>"
+            f"<text x='4' y='{pad}'>{top:g}</text><text x='4' y='{height - pad}'>{bottom:g}</text>"
             f"<text x='{pad}' y='{pad - 12}'>{esc(title)} edges over time (median, IQR band)</text>")
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width + 120}' height='{height}' role='img' "
             f"aria-label='edges over time, median and interquartile range'>{axes}{''.join(shapes)}</svg>")
