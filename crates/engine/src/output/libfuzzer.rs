@@ -1,21 +1,77 @@
-//! libFuzzer's words: status lines, crash reports with PHP frames in the
-//! sanitizer frame form ClusterFuzz parses, final stats. Pure text: the
-//! callers decide where it goes (stderr, like libFuzzer).
+//! libFuzzer's words (`php-fuzz libfuzzer`): the opening lines, status
+//! lines, crash reports with PHP frames in the sanitizer frame form
+//! ClusterFuzz parses. Pure text: [`Output`](super::Output) writes a
+//! campaign's, and the front end its own (a file run again).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use php_fuzz_engine::{Event, StatusLine, signature_frames};
-use php_fuzz_harness::{Crash, CrashKind, Frame, MALLOC_LIMIT, SourceFile, requested_bytes};
+use php_fuzz_harness::{Crash, CrashKind, Frame, MALLOC_LIMIT, requested_bytes};
+
+use super::{CampaignEvent, NewCrash, Opening, StatusLine};
+use crate::signature::signature_frames;
+
+/// How the front end set libFuzzer's voice up.
+#[derive(Debug, Clone)]
+pub struct LibFuzzerVoice {
+    pub artifact_prefix: String,
+    pub rss_limit_mb: u64,
+    /// `-max_len` was given (else libFuzzer says what it picked).
+    pub max_len_given: bool,
+    /// `-verbosity=0`: no status lines.
+    pub quiet: bool,
+}
+
+impl LibFuzzerVoice {
+    /// What `event` says in libFuzzer's words.
+    pub(super) fn campaign(&self, event: CampaignEvent<'_>) -> Option<String> {
+        match event {
+            CampaignEvent::Opening(opening) => Some(self.opening(opening)),
+            CampaignEvent::NewCrash(new) => self.new_crash(new),
+            _ if self.quiet => None,
+            CampaignEvent::Status(status) => Some(status_line(status)),
+            // libFuzzer has no adaptive timeout: php-fuzz's words.
+            CampaignEvent::TimeoutAdapted(adapted) => Some(super::words::timeout_line(adapted)),
+        }
+    }
+
+    fn opening(&self, o: &Opening<'_>) -> String {
+        let mut lines = vec![format!("INFO: Seed: {}", o.seed)];
+        if !self.max_len_given {
+            lines.push(format!(
+                "INFO: -max_len is not provided; libFuzzer will not generate inputs larger than {} bytes",
+                o.max_len
+            ));
+        }
+        lines.push(if o.seed_files == 0 {
+            "INFO: A corpus is not provided, starting from an empty corpus".to_string()
+        } else {
+            format!(
+                "INFO: seed corpus: files: {} min: {}b max: {}b total: {}b rss: {}Mb",
+                o.seed_files, o.smallest_seed, o.largest_seed, o.seed_bytes, o.engine_rss_mb
+            )
+        });
+        lines.join("\n")
+    }
+
+    /// The first crash's report; libFuzzer stops there, so there is no other.
+    fn new_crash(&self, new: &NewCrash<'_>) -> Option<String> {
+        if new.number != 1 {
+            return None;
+        }
+        let context = ReportContext {
+            pid: std::process::id(),
+            artifact: Some((&self.artifact_prefix, &new.saved.artifact)),
+            timeout_secs: new.timeout.as_secs_f64().ceil() as u64,
+            rss_limit_mb: self.rss_limit_mb,
+        };
+        Some(crash_report(new.crash, &context))
+    }
+}
 
 /// `#N\tNEW    cov: X ft: Y corp: A/Bb lim: L exec/s: E rss: RMb L: l/m MS: ...`
-pub fn status_line(status: &StatusLine<'_>) -> String {
-    let event = match status.event {
-        Event::Inited => "INITED",
-        Event::New => "NEW",
-        Event::Reduce => "REDUCE",
-        Event::Pulse => "pulse",
-    };
+fn status_line(status: &StatusLine) -> String {
+    let event = status.event.name();
     let mut line = format!(
         "#{}\t{event:<6} cov: {} ft: {} corp: {}/{} lim: {} exec/s: {:.0} rss: {}Mb",
         status.runs,
@@ -140,7 +196,7 @@ pub fn crash_report(crash: &Crash, context: &ReportContext<'_>) -> String {
 /// `DEDUP_TOKEN:` line of the functions its signature names; no newline at
 /// the end:
 /// `    #0 0x7f3a9c1e2b40 in Acme\Parser::number /src/lib/Parser.php:262`.
-pub fn sanitizer_frames(crash: &Crash) -> String {
+fn sanitizer_frames(crash: &Crash) -> String {
     let problem = &crash.problem;
     let fallback;
     let frames: &[Frame] = if problem.frames.is_empty() {
@@ -213,41 +269,6 @@ fn pseudo_address(file: &str, line: u32, function: &str) -> u64 {
         hash = (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
     }
     (hash & 0x0000_7fff_ffff_fff0) | 0x5500_0000_0000
-}
-
-/// The numbers `-print_final_stats=1` prints.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FinalStats {
-    pub runs: u64,
-    pub exec_per_sec: u64,
-    pub new_units: u64,
-    pub slowest_unit_secs: u64,
-    pub peak_rss_mb: u64,
-}
-
-/// libFuzzer's `INFO: Loaded N modules (M inline 8-bit counters): …`, from
-/// which ClusterFuzz takes `edges_total`: here the instrumented blocks (the
-/// unit of `-merge`'s "coverage edges") of the PHP files the target loaded
-/// so far, each file a module. Blocks of code never loaded are not counted.
-pub fn loaded_line(files: &[SourceFile]) -> String {
-    let instrumented = files.iter().filter(|f| !f.blocks.is_empty());
-    let blocks: usize = instrumented.clone().map(|f| f.blocks.len()).sum();
-    format!(
-        "INFO: Loaded {} modules   ({blocks} blocks): {blocks} instrumented blocks in the PHP files the target loaded",
-        instrumented.count()
-    )
-}
-
-/// The `stat::` lines, no newline at the end.
-pub fn final_stats(s: &FinalStats) -> String {
-    format!(
-        "stat::number_of_executed_units: {}\n\
-         stat::average_exec_per_sec:     {}\n\
-         stat::new_units_added:          {}\n\
-         stat::slowest_unit_time_sec:    {}\n\
-         stat::peak_rss_mb:              {}",
-        s.runs, s.exec_per_sec, s.new_units, s.slowest_unit_secs, s.peak_rss_mb
-    )
 }
 
 #[cfg(test)]
