@@ -241,3 +241,73 @@ impl fmt::Display for Mutations {
 }
 
 pub use php_fuzz_harness::{own_peak_rss_mb, own_rss_mb};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(event: Event) -> StatusLine {
+        StatusLine {
+            runs: 1234,
+            event,
+            edges: 80,
+            features: 150,
+            corpus_entries: 20,
+            corpus_bytes: 1500,
+            len_limit: 64,
+            exec_per_sec: 99.6,
+            engine_rss_mb: 30,
+            harness_rss_mb: 40,
+            new_crashes: 0,
+            seconds: 7,
+            dictionary: None,
+            input: None,
+        }
+    }
+
+    fn libfuzzer(quiet: bool) -> LibFuzzerVoice {
+        LibFuzzerVoice {
+            artifact_prefix: "./".into(),
+            rss_limit_mb: 2048,
+            max_len_given: false,
+            quiet,
+        }
+    }
+
+    #[test]
+    fn each_voice_words_a_status_line_its_own_way() {
+        let line = status(Event::New);
+        let event = CampaignEvent::Status(&line);
+        assert_eq!(
+            words::campaign(event, false).as_deref(),
+            Some(
+                "#1234     NEW    cov: 80 ft: 150 corp: 20/1Kb lim: 64 exec/s: 100 rss: 30/40Mb crashes: 0 t: 7s"
+            )
+        );
+        assert_eq!(
+            libfuzzer(false).campaign(event).as_deref(),
+            Some("#1234\tNEW    cov: 80 ft: 150 corp: 20/1500b lim: 64 exec/s: 100 rss: 40Mb")
+        );
+    }
+
+    #[test]
+    fn quiet_leaves_out_status_lines_and_the_adapted_timeout() {
+        let line = status(Event::Pulse);
+        let adapted = AdaptedTimeout {
+            timeout: Duration::from_secs(2),
+            slowest_seed: Duration::from_millis(90),
+        };
+        for event in [
+            CampaignEvent::Status(&line),
+            CampaignEvent::TimeoutAdapted(adapted),
+        ] {
+            assert_eq!(words::campaign(event, true), None);
+            assert_eq!(libfuzzer(true).campaign(event), None);
+            assert!(words::campaign(event, false).is_some());
+            assert!(libfuzzer(false).campaign(event).is_some());
+        }
+        let output = Output::with_voice(Voice::LibFuzzer(libfuzzer(true)));
+        assert!(!output.shows_status());
+        assert!(Output::new(false).shows_status());
+    }
+}
