@@ -73,17 +73,15 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
             MergeEvent::Unreadable { input, error } => {
                 eprintln!("skipped {}: cannot read it: {error}", input.display());
             }
-            MergeEvent::Progress {
-                done,
-                total,
-                features,
-                elapsed,
-            } => {
+            MergeEvent::Progress(p) => {
                 if last_progress.elapsed() >= Duration::from_secs(3) {
                     last_progress = Instant::now();
                     eprintln!(
-                        "{done}/{total} inputs, {features} features, {:.1} s",
-                        elapsed.as_secs_f64()
+                        "{}/{} inputs, {} features, {:.1} s",
+                        p.done,
+                        p.total,
+                        p.features,
+                        p.elapsed.as_secs_f64()
                     );
                 }
             }

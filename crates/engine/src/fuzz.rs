@@ -35,7 +35,7 @@ use php_fuzz_storage::{CorpusDir, CorpusFile};
 use crate::auto_dictionary::AutoDictionary;
 use crate::corpus::Corpus;
 use crate::crashes::{CrashStore, KnownCrash};
-use crate::output::{Event, Output, StatusLine, own_rss_mb};
+use crate::output::{CampaignEvent, Event, Mutations, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
 use custom::CustomSetup;
 use grammar::{GrammarCorpus, GrammarWorker};
@@ -65,6 +65,8 @@ pub struct FuzzSummary {
     /// Distinct crashes hit this session, new or saved by an earlier one.
     pub crashes: Vec<KnownCrash>,
     pub new_crashes: usize,
+    /// Mutants that joined the corpus (NEW lines; seeds not counted).
+    pub new_units: u64,
     pub stop_reason: StopReason,
     pub corpus_dir: PathBuf,
     pub seed: u64,
@@ -123,6 +125,8 @@ struct State {
     error: Option<EngineError>,
     last_status: Instant,
     last_status_runs: u64,
+    /// Mutants that joined the corpus.
+    new_units: u64,
     /// Parsed entries and the fragment pool, with a grammar.
     grammar: Option<GrammarCorpus>,
 }
@@ -207,12 +211,7 @@ impl Shared {
 
     /// Prints a status line, unless `--quiet`; `input` is a NEW or REDUCE
     /// input's length and the mutations that made it.
-    fn print_status(
-        &self,
-        state: &mut State,
-        event: Event,
-        input: Option<(usize, &dyn std::fmt::Display)>,
-    ) {
+    fn print_status(&self, state: &mut State, event: Event, input: Option<(usize, Mutations)>) {
         if !self.out.shows_status() {
             return;
         }
@@ -243,7 +242,7 @@ impl Shared {
             dictionary: state.auto_dictionary.as_ref().map(AutoDictionary::len),
             input,
         };
-        self.out.status_line(&line);
+        self.out.campaign(CampaignEvent::Status(&line));
     }
 }
 
@@ -256,12 +255,20 @@ pub fn fuzz(
     interrupted: Arc<AtomicBool>,
     out: Arc<Output>,
 ) -> Result<FuzzSummary, EngineError> {
+    let given = setup::Given {
+        harness,
+        sources,
+        corpus_dir,
+        options,
+        interrupted,
+        out,
+    };
     let Campaign {
         shared,
         mut first,
         seeds,
         feedbacks,
-    } = setup::set_up(harness, sources, corpus_dir, options, interrupted, out)?;
+    } = setup::set_up(given)?;
     let mut scratch = Scratch::new();
     scratch.value_profile = shared.options.use_value_profile;
     let mut seed_parser = GrammarWorker::new(shared.grammar.as_ref());

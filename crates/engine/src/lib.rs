@@ -26,11 +26,12 @@ pub use corpus::{Corpus, EntropicOptions, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, replay_flags, shell_quote};
 pub use fuzz::{CmpSummary, FuzzSummary, StopReason, fuzz};
 pub use in_flight::save_in_flight;
-pub use merge::{MergeEvent, MergeOutcome, merge};
+pub use merge::{MergeEvent, MergeOutcome, MergeProgress, merge};
 pub use minimize::{MinimizeOptions, MinimizeOutcome, TIMEOUT_MARGIN, minimize};
 pub use output::{
-    CampaignVoice, CrashContext, Event, Opening, Output, StatusLine, crash_report, preview,
-    summary_line,
+    AdaptedTimeout, CampaignEvent, CrashContext, Event, LibFuzzerVoice, Mutations, NewCrash,
+    Opening, Output, ReportContext, StatusLine, Voice, crash_report, libfuzzer_crash_report,
+    preview, summary_line,
 };
 pub use php_fuzz_mutate::DictionaryError;
 pub use replay::{HitsByBlock, ReplayResult, collect_inputs, replay};

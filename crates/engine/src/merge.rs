@@ -48,12 +48,16 @@ pub enum MergeEvent<'a> {
     /// An input has the same content as one before it; it is skipped.
     Duplicate { input: &'a Path },
     /// After each batch.
-    Progress {
-        done: usize,
-        total: usize,
-        features: usize,
-        elapsed: Duration,
-    },
+    Progress(MergeProgress),
+}
+
+/// How far a merge is: `done` of `total` inputs, the features so far.
+#[derive(Debug, Clone, Copy)]
+pub struct MergeProgress {
+    pub done: usize,
+    pub total: usize,
+    pub features: usize,
+    pub elapsed: Duration,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -236,12 +240,12 @@ pub fn merge(
                     source,
                 })?;
         }
-        on_event(MergeEvent::Progress {
+        on_event(MergeEvent::Progress(MergeProgress {
             done: next,
             total: files.len(),
             features: state.features.features(),
             elapsed: started.elapsed(),
-        });
+        }));
     }
     let mut outcome = state.outcome;
     outcome.features = state.features.features();

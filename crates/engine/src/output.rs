@@ -1,40 +1,62 @@
 //! The engine's messages and where they go: stderr, like libFuzzer. A closed
 //! pipe (`php-fuzz ... 2>&1 | head`) silences output instead of panicking.
-//! Each message has one writer here: the status line, the crash report.
+//!
+//! One direction: a campaign says what happened as plain values
+//! ([`CampaignEvent`]), the [`Voice`] its caller chose words them (pure
+//! functions, `words.rs` for php-fuzz's, `libfuzzer.rs` for libFuzzer's),
+//! and [`Output`] writes the words. Nothing here calls back into the
+//! campaign, and the campaign reads nothing back from here.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use php_fuzz_harness::{Crash, CrashKind};
+use php_fuzz_grammar::GrammarMutation;
+use php_fuzz_harness::Crash;
+use php_fuzz_mutate::Sequence;
 
 use crate::KnownCrash;
+
+mod libfuzzer;
+mod words;
+
+pub use libfuzzer::{LibFuzzerVoice, ReportContext, crash_report as libfuzzer_crash_report};
+pub(crate) use words::known_crash_line;
+pub use words::{CrashContext, crash_report, preview, summary_line};
 
 #[derive(Debug, Default)]
 pub struct Output {
     lock: Mutex<()>,
     closed: AtomicBool,
     quiet: bool,
-    /// Words a campaign's messages another way; php-fuzz's own if `None`.
-    voice: Option<Box<dyn CampaignVoice>>,
+    voice: Voice,
 }
 
-/// A campaign's messages worded another way (libFuzzer's, say): the opening
-/// lines, status lines and new crashes go to the voice instead of being
-/// written in php-fuzz's words. Warnings and errors stay as they are.
-pub trait CampaignVoice: Send + Sync + fmt::Debug {
-    fn opening(&self, out: &Output, opening: &Opening<'_>);
-    fn status(&self, out: &Output, status: &StatusLine<'_>);
-    /// A new crash, already saved as `saved`; `runs` and `seconds` so far.
-    fn new_crash(&self, out: &Output, crash: &Crash, input: &[u8], saved: &KnownCrash);
-    /// The timeout adapted to the seeds (no timeout was given): `line`
-    /// says so in php-fuzz's words.
-    fn timeout_adapted(&self, out: &Output, line: &str, timeout_secs: f64) {
-        let _ = timeout_secs;
-        out.status(line);
-    }
+/// Whose words a campaign's opening lines, status lines, new crashes and
+/// adapted timeout are in; warnings and errors are the same in both.
+#[derive(Debug, Clone, Default)]
+pub enum Voice {
+    /// php-fuzz's own.
+    #[default]
+    PhpFuzz,
+    /// libFuzzer's (`php-fuzz libfuzzer`), as ClusterFuzz parses them.
+    LibFuzzer(LibFuzzerVoice),
+}
+
+/// What a campaign says as it goes, in no one's words yet.
+#[derive(Debug, Clone, Copy)]
+pub enum CampaignEvent<'a> {
+    /// Before it runs the corpus.
+    Opening(&'a Opening<'a>),
+    /// INITED, NEW, REDUCE or a pulse.
+    Status(&'a StatusLine),
+    /// A new crash, already saved.
+    NewCrash(&'a NewCrash<'a>),
+    /// The timeout adapted to the seeds (no timeout was given).
+    TimeoutAdapted(AdaptedTimeout),
 }
 
 /// What a campaign says before it runs the corpus.
@@ -59,104 +81,70 @@ pub struct Opening<'a> {
     pub jobs: usize,
     /// Which blocks the target records (`--coverage`).
     pub coverage: php_fuzz_instrument::Coverage,
+    /// php-fuzz's own resident memory once the seeds are loaded.
+    pub engine_rss_mb: u64,
+}
+
+/// A campaign's new crash, saved as `saved`.
+#[derive(Debug, Clone, Copy)]
+pub struct NewCrash<'a> {
+    pub crash: &'a Crash,
+    pub input: &'a [u8],
+    /// The campaign's `number`th new crash, after `runs` runs and `seconds`.
+    pub number: usize,
+    pub runs: u64,
+    pub seconds: u64,
+    pub saved: &'a KnownCrash,
+    /// The campaign's timeout when it crashed.
+    pub timeout: Duration,
+}
+
+/// The timeout a campaign chose once its seeds ran: a multiple of the
+/// slowest one's run.
+#[derive(Debug, Clone, Copy)]
+pub struct AdaptedTimeout {
+    pub timeout: Duration,
+    pub slowest_seed: Duration,
 }
 
 impl Output {
+    /// Output in php-fuzz's words; `quiet` (`--quiet`) leaves out progress
+    /// and status lines.
     pub fn new(quiet: bool) -> Output {
         Output {
-            lock: Mutex::new(()),
-            closed: AtomicBool::new(false),
             quiet,
-            voice: None,
+            ..Output::default()
         }
     }
 
-    /// Output whose campaign messages `voice` words.
-    pub fn with_voice(quiet: bool, voice: Box<dyn CampaignVoice>) -> Output {
+    /// Output whose campaign messages are in `voice`'s words.
+    pub fn with_voice(voice: Voice) -> Output {
         Output {
-            voice: Some(voice),
-            ..Output::new(quiet)
+            voice,
+            ..Output::default()
         }
     }
 
-    pub(crate) fn opening(&self, opening: &Opening<'_>) {
-        if self.quiet {
-            return;
-        }
-        if let Some(voice) = &self.voice {
-            return voice.opening(self, opening);
-        }
-        let o = opening;
-        let timeout = if o.adaptive_timeout {
-            format!("adaptive (seeds: {} s)", o.timeout_secs)
-        } else {
-            format!("{} s", o.timeout_secs)
+    /// Writes what `event` says in the voice's words, if it says anything.
+    pub fn campaign(&self, event: CampaignEvent<'_>) {
+        let text = match &self.voice {
+            Voice::PhpFuzz => words::campaign(event, self.quiet),
+            Voice::LibFuzzer(voice) => voice.campaign(event),
         };
-        self.line(&format!(
-            "INFO: seed: {}  target: {}  php: {}  timeout: {timeout}  rss limit: {} MB  coverage: {}",
-            o.seed, o.target, o.php_version, o.rss_limit_mb, o.coverage
-        ));
-        self.line(&format!(
-            "INFO: corpus: {} ({} files, {} bytes)  artifacts: {}  dictionary: {} entries  max len: {}  jobs: {}",
-            o.corpus_dir.display(),
-            o.seed_files,
-            o.seed_bytes,
-            o.artifact_dir.display(),
-            o.dictionary_entries,
-            o.max_len,
-            o.jobs
-        ));
-    }
-
-    pub(crate) fn status_line(&self, status: &StatusLine<'_>) {
-        if self.quiet {
-            return;
-        }
-        match &self.voice {
-            Some(voice) => voice.status(self, status),
-            None => self.line(&status.to_string()),
+        if let Some(text) = text {
+            self.line(&text);
         }
     }
 
-    /// A campaign's new crash, saved as `saved`.
-    pub(crate) fn new_crash(
-        &self,
-        crash: &Crash,
-        input: &[u8],
-        number: usize,
-        runs: u64,
-        seconds: u64,
-        saved: &KnownCrash,
-    ) {
-        match &self.voice {
-            Some(voice) => voice.new_crash(self, crash, input, saved),
-            None => self.line(&crash_report(
-                crash,
-                input,
-                CrashContext::Found {
-                    number,
-                    runs,
-                    seconds,
-                    saved,
-                },
-            )),
-        }
-    }
-
-    /// False under `--quiet`: status lines need not be built.
+    /// False when no status line would be shown: they need not be built.
     pub fn shows_status(&self) -> bool {
-        !self.quiet
+        match &self.voice {
+            Voice::PhpFuzz => !self.quiet,
+            Voice::LibFuzzer(voice) => !voice.quiet,
+        }
     }
 
     /// Progress and status lines; suppressed by `--quiet`.
-    /// The timeout adapted to the seeds: `line` says so.
-    pub(crate) fn timeout_adapted(&self, line: &str, timeout_secs: f64) {
-        match &self.voice {
-            Some(voice) => voice.timeout_adapted(self, line, timeout_secs),
-            None => self.status(line),
-        }
-    }
-
     pub fn status(&self, text: &str) {
         if !self.quiet {
             self.line(text);
@@ -189,21 +177,28 @@ pub enum Event {
     Pulse,
 }
 
-impl fmt::Display for Event {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(match self {
+impl Event {
+    /// As status lines say it.
+    pub fn name(self) -> &'static str {
+        match self {
             Event::Inited => "INITED",
             Event::New => "NEW",
             Event::Reduce => "REDUCE",
             Event::Pulse => "pulse",
-        })
+        }
     }
 }
 
-/// A libFuzzer-style status line:
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A status line's numbers:
 /// `#1234     NEW    cov: 80 ft: 150 corp: 20/1Kb lim: 64 exec/s: ... L: 12/64 MS: 2 InsertByte-CopyPart-`.
-#[derive(Clone, Copy)]
-pub struct StatusLine<'a> {
+#[derive(Debug, Clone, Copy)]
+pub struct StatusLine {
     pub runs: u64,
     pub event: Event,
     pub edges: usize,
@@ -219,248 +214,100 @@ pub struct StatusLine<'a> {
     /// Words of the persistent auto-dictionary (comparison feedback on).
     pub dictionary: Option<usize>,
     /// For NEW and REDUCE: the input's length and the mutations that made it.
-    pub input: Option<(usize, &'a dyn fmt::Display)>,
+    pub input: Option<(usize, Mutations)>,
 }
 
-impl fmt::Display for StatusLine<'_> {
+/// The mutations that made a mutant: a grammar mutation, byte mutations
+/// (stacked on the grammar one if both), shown as
+/// `MS: 2 GrammarReplace-ChangeByte-`.
+#[derive(Debug, Clone, Copy)]
+pub struct Mutations {
+    pub grammar: Option<GrammarMutation>,
+    pub bytes: Option<Sequence>,
+}
+
+impl fmt::Display for Mutations {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "#{:<8} {:<6} cov: {} ft: {} corp: {}/{} lim: {} exec/s: {:.0} rss: {}/{}Mb crashes: {} t: {}s",
-            self.runs,
-            self.event,
-            self.edges,
-            self.features,
-            self.corpus_entries,
-            human_bytes(self.corpus_bytes),
-            self.len_limit,
-            self.exec_per_sec,
-            self.engine_rss_mb,
-            self.harness_rss_mb,
-            self.new_crashes,
-            self.seconds
-        )?;
-        if let Some(words) = self.dictionary {
-            write!(f, " dict: {words}")?;
+        let bytes = self.bytes.as_ref().map_or(&[][..], Sequence::kinds);
+        write!(f, "{} ", usize::from(self.grammar.is_some()) + bytes.len())?;
+        if let Some(grammar) = self.grammar {
+            write!(f, "{}-", grammar.name())?;
         }
-        if let Some((len, sequence)) = self.input {
-            write!(f, " L: {len}/{} MS: {sequence}", self.len_limit)?;
+        for kind in bytes {
+            write!(f, "{}-", kind.name())?;
         }
         Ok(())
     }
 }
 
-fn human_bytes(n: usize) -> String {
-    match n {
-        0..1024 => format!("{n}b"),
-        1024..1_048_576 => format!("{}Kb", n / 1024),
-        _ => format!("{}Mb", n / 1_048_576),
-    }
-}
-
-/// Where a crash being reported comes from.
-#[derive(Debug, Clone, Copy)]
-pub enum CrashContext<'a> {
-    /// The `number`th new crash of a campaign, saved as `saved`.
-    Found {
-        number: usize,
-        runs: u64,
-        seconds: u64,
-        saved: &'a KnownCrash,
-    },
-    /// An input file run again (`run-single`).
-    Replayed { path: &'a Path },
-}
-
-/// How much of a crash a report shows and how it is indented: a campaign's
-/// log stays short, a replay shows the whole stack.
-struct Layout {
-    message_indent: &'static str,
-    trace_indent: &'static str,
-    trace_lines: usize,
-    stderr_lines: usize,
-    preview_bytes: usize,
-}
-
-/// The report of one crash: what happened, where, the input, and for a
-/// campaign where it was saved and how to reproduce it. Several lines, with
-/// no newline at the end.
-pub fn crash_report(crash: &Crash, input: &[u8], context: CrashContext<'_>) -> String {
-    let mut out = String::new();
-    let layout = match context {
-        CrashContext::Found {
-            number,
-            runs,
-            seconds,
-            ..
-        } => {
-            let _ = writeln!(
-                out,
-                "==== {} #{number} after {runs} runs, {seconds} s: {}",
-                crash.kind.artifact_prefix().to_uppercase(),
-                crash.headline()
-            );
-            Layout {
-                message_indent: "     ",
-                trace_indent: "  ",
-                trace_lines: 12,
-                stderr_lines: 8,
-                preview_bytes: 120,
-            }
-        }
-        CrashContext::Replayed { path } => {
-            let _ = writeln!(
-                out,
-                "{}: {} ({})",
-                path.display(),
-                replay_label(crash.kind),
-                crash.kind.name()
-            );
-            let _ = writeln!(out, "  {}", crash.problem.headline());
-            Layout {
-                message_indent: "  ",
-                trace_indent: "    ",
-                trace_lines: usize::MAX,
-                stderr_lines: 10,
-                preview_bytes: 200,
-            }
-        }
-    };
-    for line in crash.problem.message.lines().skip(1) {
-        let _ = writeln!(out, "{}{line}", layout.message_indent);
-    }
-    for line in crash.problem.trace.lines().take(layout.trace_lines) {
-        let _ = writeln!(out, "{}{line}", layout.trace_indent);
-    }
-    if let Some(note) = &crash.note {
-        let _ = writeln!(out, "  note: {note}");
-    }
-    if let Some(stderr) = crash.stderr.as_deref().filter(|s| !s.trim().is_empty()) {
-        out.push_str("  php stderr:\n");
-        let lines: Vec<&str> = stderr.lines().collect();
-        for line in &lines[lines.len().saturating_sub(layout.stderr_lines)..] {
-            let _ = writeln!(out, "    {line}");
-        }
-    }
-    let _ = writeln!(
-        out,
-        "  input ({} bytes): {}",
-        input.len(),
-        preview(input, layout.preview_bytes)
-    );
-    if let CrashContext::Found { saved, .. } = context {
-        let _ = writeln!(
-            out,
-            "  saved: {} (report: {})",
-            saved.artifact.display(),
-            saved.artifact.with_extension("json").display()
-        );
-        let _ = writeln!(out, "  reproduce: {}", saved.record.reproduce);
-    }
-    out.pop();
-    out
-}
-
-/// How `run-single` labels a crash of this kind.
-fn replay_label(kind: CrashKind) -> &'static str {
-    match kind {
-        CrashKind::Timeout => "TIMEOUT",
-        CrashKind::OutOfMemory => "OUT OF MEMORY",
-        CrashKind::Fatal | CrashKind::HarnessDied | CrashKind::StackOverflow | CrashKind::Exit => {
-            "FATAL"
-        }
-        CrashKind::Exception | CrashKind::Warning => "CRASH",
-    }
-}
-
-/// A distinct crash in a campaign's summary: kind, class, message, where
-/// (with the calls below it that its signature names), the artifact and how
-/// often it was hit.
-pub fn summary_line(crash: &KnownCrash) -> String {
-    let r = &crash.record;
-    let mut line = format!(
-        "  {} {}: {}",
-        r.kind,
-        r.class,
-        r.message.lines().next().unwrap_or("")
-    );
-    if !r.file.is_empty() {
-        line.push_str(&format!(" at {}", r.file));
-        if r.line > 0 {
-            line.push_str(&format!(":{}", r.line));
-        }
-    }
-    if let Some(callers) = &crash.callers {
-        line.push_str(&format!(" (via {callers})"));
-    }
-    line.push_str(&format!(
-        "  [{}, {}]",
-        crash.artifact.display(),
-        hits_label(crash)
-    ));
-    if let Some(note) = &r.note {
-        line.push_str(&format!("\n      note: {note}"));
-    }
-    line
-}
-
-/// `hit 12 times`, and for a finding saved earlier its hits in all and the
-/// copies an older php-fuzz saved of it.
-fn hits_label(crash: &KnownCrash) -> String {
-    let mut label = match crash.hits {
-        1 => "hit once".to_string(),
-        n => format!("hit {n} times"),
-    };
-    if !crash.new {
-        label.push_str(&format!(", {} in all, saved earlier", crash.total_hits()));
-        if crash.artifacts_on_disk > 1 {
-            label.push_str(&format!(" (with {} copies)", crash.artifacts_on_disk - 1));
-        }
-    }
-    label
-}
-
-/// A crash saved by an earlier session, met again by this one.
-pub(crate) fn known_crash_line(crash: &Crash, saved: &KnownCrash) -> String {
-    format!(
-        "==== known {} hit again: {} (saved earlier as {})",
-        crash.kind.name(),
-        crash.headline(),
-        saved.artifact.display()
-    )
-}
-
 pub use php_fuzz_harness::{own_peak_rss_mb, own_rss_mb};
-
-/// An input shown in a report: printable ASCII as is, the rest escaped,
-/// cut after `limit` bytes.
-pub fn preview(input: &[u8], limit: usize) -> String {
-    let mut out = String::from("\"");
-    for &b in input.iter().take(limit) {
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            b'\r' => out.push_str("\\r"),
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push('"');
-    if input.len() > limit {
-        out.push_str(&format!("… ({} more bytes)", input.len() - limit));
-    }
-    out
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn status(event: Event) -> StatusLine {
+        StatusLine {
+            runs: 1234,
+            event,
+            edges: 80,
+            features: 150,
+            corpus_entries: 20,
+            corpus_bytes: 1500,
+            len_limit: 64,
+            exec_per_sec: 99.6,
+            engine_rss_mb: 30,
+            harness_rss_mb: 40,
+            new_crashes: 0,
+            seconds: 7,
+            dictionary: None,
+            input: None,
+        }
+    }
+
+    fn libfuzzer(quiet: bool) -> LibFuzzerVoice {
+        LibFuzzerVoice {
+            artifact_prefix: "./".into(),
+            rss_limit_mb: 2048,
+            max_len_given: false,
+            quiet,
+        }
+    }
+
     #[test]
-    fn preview_escapes_and_cuts() {
-        assert_eq!(preview(b"a\"\n\x00", 10), r#""a\"\n\x00""#);
-        assert_eq!(preview(b"abcdef", 3), "\"abc\"… (3 more bytes)");
+    fn each_voice_words_a_status_line_its_own_way() {
+        let line = status(Event::New);
+        let event = CampaignEvent::Status(&line);
+        assert_eq!(
+            words::campaign(event, false).as_deref(),
+            Some(
+                "#1234     NEW    cov: 80 ft: 150 corp: 20/1Kb lim: 64 exec/s: 100 rss: 30/40Mb crashes: 0 t: 7s"
+            )
+        );
+        assert_eq!(
+            libfuzzer(false).campaign(event).as_deref(),
+            Some("#1234\tNEW    cov: 80 ft: 150 corp: 20/1500b lim: 64 exec/s: 100 rss: 40Mb")
+        );
+    }
+
+    #[test]
+    fn quiet_leaves_out_status_lines_and_the_adapted_timeout() {
+        let line = status(Event::Pulse);
+        let adapted = AdaptedTimeout {
+            timeout: Duration::from_secs(2),
+            slowest_seed: Duration::from_millis(90),
+        };
+        for event in [
+            CampaignEvent::Status(&line),
+            CampaignEvent::TimeoutAdapted(adapted),
+        ] {
+            assert_eq!(words::campaign(event, true), None);
+            assert_eq!(libfuzzer(true).campaign(event), None);
+            assert!(words::campaign(event, false).is_some());
+            assert!(libfuzzer(false).campaign(event).is_some());
+        }
+        let output = Output::with_voice(Voice::LibFuzzer(libfuzzer(true)));
+        assert!(!output.shows_status());
+        assert!(Output::new(false).shows_status());
     }
 }

@@ -47,27 +47,27 @@ pub fn signature(crash: &Crash) -> String {
         CrashKind::Timeout | CrashKind::OutOfMemory | CrashKind::StackOverflow => {
             caught_somewhere(crash, crash.kind.name().to_string())
         }
-        CrashKind::HarnessDied if named_function(crash).is_some() => caught_somewhere(
-            crash,
-            format!(
-                "{} {} \"{}\"",
-                crash.kind.name(),
-                p.class,
-                normalize_message(&p.message)
-            ),
-        ),
+        CrashKind::HarnessDied if named_function(crash).is_some() => {
+            caught_somewhere(crash, kind_class_message(crash))
+        }
         CrashKind::Exception => at_site(crash, format!("exception {}", p.class)),
-        CrashKind::Warning | CrashKind::Fatal | CrashKind::HarnessDied => at_site(
-            crash,
-            format!(
-                "{} {} \"{}\"",
-                crash.kind.name(),
-                p.class,
-                normalize_message(&p.message)
-            ),
-        ),
+        CrashKind::Warning | CrashKind::Fatal | CrashKind::HarnessDied => {
+            at_site(crash, kind_class_message(crash))
+        }
         CrashKind::Exit => at_site(crash, "exit".to_string()),
     }
+}
+
+/// `warning Warning "Undefined array key <n>"`: the kind, the class and the
+/// message with its variable parts normalized.
+fn kind_class_message(crash: &Crash) -> String {
+    let p = &crash.problem;
+    format!(
+        "{} {} \"{}\"",
+        crash.kind.name(),
+        p.class,
+        normalize_message(&p.message)
+    )
 }
 
 /// The frames a crash's signature names, innermost first: the top
@@ -324,6 +324,14 @@ mod tests {
         assert_ne!(signature(&c), signature(&d));
     }
 
+    /// A TypeError at line 5 with these (function, line) frames.
+    fn stack(frames: &[(&str, u32)]) -> Crash {
+        let frames = frames.iter().map(|&(f, line)| frame(f, line)).collect();
+        let mut c = crash(CrashKind::Exception, "m", 5, frames);
+        c.problem.class = "TypeError".into();
+        c
+    }
+
     fn frame(function: &str, line: u32) -> Frame {
         Frame {
             file: "/lib/P.php".into(),
@@ -396,42 +404,25 @@ mod tests {
 
     #[test]
     fn the_top_three_frames_decide_and_deeper_ones_do_not() {
-        let stack = |frames: Vec<Frame>| {
-            let mut c = crash(CrashKind::Exception, "m", 5, frames);
-            c.problem.class = "TypeError".into();
-            c
-        };
-        let a = stack(vec![
-            frame("P->f()", 5),
-            frame("P->g()", 20),
-            frame("P->h()", 30),
-            frame("Entry::one()", 40),
+        let a = stack(&[
+            ("P->f()", 5),
+            ("P->g()", 20),
+            ("P->h()", 30),
+            ("Entry::one()", 40),
         ]);
-        let other_path_below = stack(vec![
-            frame("P->f()", 5),
-            frame("P->g()", 20),
-            frame("P->h()", 30),
-            frame("Entry::two()", 50),
-            frame("{closure}()", 3),
+        let other_path_below = stack(&[
+            ("P->f()", 5),
+            ("P->g()", 20),
+            ("P->h()", 30),
+            ("Entry::two()", 50),
+            ("{closure}()", 3),
         ]);
         assert_eq!(signature(&a), signature(&other_path_below));
-        let other_caller = stack(vec![
-            frame("P->f()", 5),
-            frame("P->k()", 25),
-            frame("P->h()", 30),
-        ]);
+        let other_caller = stack(&[("P->f()", 5), ("P->k()", 25), ("P->h()", 30)]);
         assert_ne!(signature(&a), signature(&other_caller));
-        let third_frame_differs = stack(vec![
-            frame("P->f()", 5),
-            frame("P->g()", 20),
-            frame("P->other()", 60),
-        ]);
+        let third_frame_differs = stack(&[("P->f()", 5), ("P->g()", 20), ("P->other()", 60)]);
         assert_ne!(signature(&a), signature(&third_frame_differs));
-        let called_from_another_line = stack(vec![
-            frame("P->f()", 5),
-            frame("P->g()", 21),
-            frame("P->h()", 31),
-        ]);
+        let called_from_another_line = stack(&[("P->f()", 5), ("P->g()", 21), ("P->h()", 31)]);
         assert_eq!(
             signature(&a),
             signature(&called_from_another_line),
@@ -448,23 +439,14 @@ mod tests {
 
     #[test]
     fn recursion_depth_does_not_count() {
-        let stack = |frames: Vec<Frame>| {
-            let mut c = crash(CrashKind::Exception, "m", 5, frames);
-            c.problem.class = "TypeError".into();
-            c
-        };
-        let shallow = stack(vec![
-            frame("P->f()", 5),
-            frame("P->g()", 20),
-            frame("{closure}()", 3),
-        ]);
-        let deep = stack(vec![
-            frame("P->f()", 5),
-            frame("P->f()", 9),
-            frame("P->f()", 9),
-            frame("P->g()", 20),
-            frame("P->g()", 22),
-            frame("{closure}()", 3),
+        let shallow = stack(&[("P->f()", 5), ("P->g()", 20), ("{closure}()", 3)]);
+        let deep = stack(&[
+            ("P->f()", 5),
+            ("P->f()", 9),
+            ("P->f()", 9),
+            ("P->g()", 20),
+            ("P->g()", 22),
+            ("{closure}()", 3),
         ]);
         assert_eq!(signature(&shallow), signature(&deep));
         let names: Vec<&str> = signature_frames(&deep)
@@ -474,18 +456,18 @@ mod tests {
         assert_eq!(names, ["P->f()", "P->g()", "{closure}()"]);
         // A parser's mapping inside a sequence inside a mapping: the cycle
         // counts once, and the bug reads as when no sequence is around it.
-        let nested = stack(vec![
-            frame("Inline::parseMapping()", 5),
-            frame("Inline::parseSequence()", 399),
-            frame("Inline::parseMapping()", 507),
-            frame("Inline::parse()", 91),
-            frame("Parser->parseValue()", 797),
+        let nested = stack(&[
+            ("Inline::parseMapping()", 5),
+            ("Inline::parseSequence()", 399),
+            ("Inline::parseMapping()", 507),
+            ("Inline::parse()", 91),
+            ("Parser->parseValue()", 797),
         ]);
-        let plain = stack(vec![
-            frame("Inline::parseMapping()", 5),
-            frame("Inline::parse()", 91),
-            frame("Parser->parseValue()", 797),
-            frame("Parser->doParse()", 381),
+        let plain = stack(&[
+            ("Inline::parseMapping()", 5),
+            ("Inline::parse()", 91),
+            ("Parser->parseValue()", 797),
+            ("Parser->doParse()", 381),
         ]);
         assert_eq!(signature(&nested), signature(&plain));
     }

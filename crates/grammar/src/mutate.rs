@@ -166,9 +166,20 @@ impl GrammarMutator {
         sites[rng.random_range(0..sites.len())]
     }
 
+    /// A random site and its node.
+    fn random_node<R: Rng + ?Sized>(rng: &mut R, input: &ParsedInput) -> (u32, Node) {
+        let site = Self::random_site(rng, input);
+        (site, *input.node(site))
+    }
+
     fn push_edit(&mut self, start: u32, end: u32, text: &[u8]) {
+        self.write_edit(start, end, |out| out.extend_from_slice(text));
+    }
+
+    /// Replaces `start..end` by what `write` writes.
+    fn write_edit(&mut self, start: u32, end: u32, write: impl FnOnce(&mut Vec<u8>)) {
         let text_start = self.text.len() as u32;
-        self.text.extend_from_slice(text);
+        write(&mut self.text);
         self.edits.push(Edit {
             start,
             end,
@@ -185,8 +196,7 @@ impl GrammarMutator {
     ) -> bool {
         let pool = sources.pool;
         self.replace_site(rng, sources.input, max_len, |rng, kind| {
-            let fragments = pool.fragments(kind);
-            (!fragments.is_empty()).then(|| fragments[rng.random_range(0..fragments.len())].text())
+            random_fragment(rng, pool, kind).map(Fragment::text)
         })
     }
 
@@ -215,8 +225,7 @@ impl GrammarMutator {
         mut pick: impl FnMut(&mut R, u16) -> Option<&'a [u8]>,
     ) -> bool {
         for _ in 0..ATTEMPTS {
-            let site = Self::random_site(rng, input);
-            let node = *input.node(site);
+            let (site, node) = Self::random_node(rng, input);
             let Some(text) = pick(rng, node.kind) else {
                 continue;
             };
@@ -259,8 +268,7 @@ impl GrammarMutator {
     ) -> bool {
         let input = sources.input;
         for _ in 0..ATTEMPTS {
-            let site = Self::random_site(rng, input);
-            let node = *input.node(site);
+            let (site, node) = Self::random_node(rng, input);
             let Some(separator) = list_separator(rng, sources, site) else {
                 continue;
             };
@@ -270,24 +278,15 @@ impl GrammarMutator {
                 }
                 input.text(site)
             } else {
-                let fragments = sources.pool.fragments(node.kind);
-                if fragments.is_empty() {
+                let Some(fragment) = random_fragment(rng, sources.pool, node.kind) else {
                     continue;
-                }
-                fragments[rng.random_range(0..fragments.len())].text()
+                };
+                fragment.text()
             };
             if !fits(input, 0, new.len() + separator.len(), max_len) {
                 continue;
             }
-            let after = rng.random::<bool>();
-            insertion(
-                &mut self.text,
-                &mut self.edits,
-                &node,
-                after,
-                separator,
-                |text| text.extend_from_slice(new),
-            );
+            self.insert_beside(rng, &node, separator, |text| text.extend_from_slice(new));
             return true;
         }
         false
@@ -295,8 +294,7 @@ impl GrammarMutator {
 
     fn delete<R: Rng + ?Sized>(&mut self, rng: &mut R, input: &ParsedInput) -> bool {
         for _ in 0..ATTEMPTS {
-            let site = Self::random_site(rng, input);
-            let node = *input.node(site);
+            let (site, node) = Self::random_node(rng, input);
             let Some(gap) = list_gap(rng, input, site) else {
                 continue;
             };
@@ -325,13 +323,10 @@ impl GrammarMutator {
             return false;
         }
         for _ in 0..ATTEMPTS {
-            let site = Self::random_site(rng, input);
-            let node = *input.node(site);
-            let fragments = sources.pool.fragments(node.kind);
-            if fragments.is_empty() {
+            let (site, node) = Self::random_node(rng, input);
+            let Some(fragment) = random_fragment(rng, sources.pool, node.kind) else {
                 continue;
-            }
-            let fragment = &fragments[rng.random_range(0..fragments.len())];
+            };
             if fragment.identifiers().is_empty() {
                 continue;
             }
@@ -346,33 +341,19 @@ impl GrammarMutator {
             }
             self.choose_renames(rng, input, fragment);
             let (text_len, edits_len) = (self.text.len(), self.edits.len());
-            let renames = &self.renames;
-            let write = |text: &mut Vec<u8>| write_renamed(text, input, fragment, renames);
+            let renames = std::mem::take(&mut self.renames);
+            let write = |text: &mut Vec<u8>| write_renamed(text, input, fragment, &renames);
             let added = match separator {
                 Some(separator) => {
-                    let after = rng.random::<bool>();
-                    insertion(
-                        &mut self.text,
-                        &mut self.edits,
-                        &node,
-                        after,
-                        separator,
-                        write,
-                    );
+                    self.insert_beside(rng, &node, separator, write);
                     0
                 }
                 None => {
-                    let text_start = self.text.len() as u32;
-                    write(&mut self.text);
-                    self.edits.push(Edit {
-                        start: node.start,
-                        end: node.end,
-                        text_start,
-                        text_end: self.text.len() as u32,
-                    });
+                    self.write_edit(node.start, node.end, write);
                     node.len()
                 }
             };
+            self.renames = renames;
             if !fits(input, added, self.text.len() - text_len, max_len) {
                 self.text.truncate(text_len);
                 self.edits.truncate(edits_len);
@@ -427,6 +408,35 @@ impl GrammarMutator {
         }
     }
 
+    /// Adds one insertion edit next to `node`, on a random side: `separator`
+    /// then the new element after it, or the element then `separator`
+    /// before it. Text after a contextual node would lose what closes it,
+    /// so it goes before.
+    fn insert_beside<R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        node: &Node,
+        separator: &[u8],
+        write: impl FnOnce(&mut Vec<u8>),
+    ) {
+        let after = rng.random::<bool>() && !node.is_contextual();
+        let text_start = self.text.len() as u32;
+        if after {
+            self.text.extend_from_slice(separator);
+            write(&mut self.text);
+        } else {
+            write(&mut self.text);
+            self.text.extend_from_slice(separator);
+        }
+        let at = if after { node.end } else { node.start };
+        self.edits.push(Edit {
+            start: at,
+            end: at,
+            text_start,
+            text_end: self.text.len() as u32,
+        });
+    }
+
     /// Sorts the edits, rejects overlaps, and writes the mutant to `out`.
     fn splice(&mut self, data: &[u8], max_len: usize, out: &mut Vec<u8>) -> bool {
         self.edits.sort_unstable_by_key(|e| (e.start, e.end));
@@ -451,35 +461,6 @@ impl GrammarMutator {
         out.extend_from_slice(&data[copied..]);
         true
     }
-}
-
-/// Adds one insertion edit next to `node`: `separator` then the new
-/// element after it, or the element then `separator` before it. Text after
-/// a contextual node would lose what closes it, so it goes before.
-fn insertion(
-    text: &mut Vec<u8>,
-    edits: &mut Vec<Edit>,
-    node: &Node,
-    after: bool,
-    separator: &[u8],
-    write: impl FnOnce(&mut Vec<u8>),
-) {
-    let after = after && !node.is_contextual();
-    let text_start = text.len() as u32;
-    if after {
-        text.extend_from_slice(separator);
-        write(text);
-    } else {
-        write(text);
-        text.extend_from_slice(separator);
-    }
-    let at = if after { node.end } else { node.start };
-    edits.push(Edit {
-        start: at,
-        end: at,
-        text_start,
-        text_end: text.len() as u32,
-    });
 }
 
 /// The rename chosen for `name`, if any: (span in the fragment, input node).
@@ -561,4 +542,14 @@ fn list_separator<'a, R: Rng + ?Sized>(
     sources
         .pool
         .separator(input.node(node.parent).kind, node.field, node.kind)
+}
+
+/// A random fragment of `kind` from the pool, if it has any.
+fn random_fragment<'p, R: Rng + ?Sized>(
+    rng: &mut R,
+    pool: &'p FragmentPool,
+    kind: u16,
+) -> Option<&'p Fragment> {
+    let fragments = pool.fragments(kind);
+    (!fragments.is_empty()).then(|| &fragments[rng.random_range(0..fragments.len())])
 }

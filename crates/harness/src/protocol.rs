@@ -260,6 +260,31 @@ pub fn decode_event(payload: &[u8]) -> Result<Event<'_>, bincode::error::DecodeE
 mod tests {
     use super::*;
 
+    // The layout as the PHP side writes and reads it, field by field.
+    fn u32le(n: u32) -> Vec<u8> {
+        n.to_le_bytes().to_vec()
+    }
+
+    fn u64le(n: u64) -> Vec<u8> {
+        n.to_le_bytes().to_vec()
+    }
+
+    /// A string: its u64 length, then its bytes.
+    fn string(bytes: &[u8]) -> Vec<u8> {
+        [u64le(bytes.len() as u64), bytes.to_vec()].concat()
+    }
+
+    /// A request: the header (magic, sequence number, payload length), then the payload.
+    fn request(seq: u32, payload: Vec<u8>) -> Vec<u8> {
+        [
+            u32le(MAGIC),
+            u32le(seq),
+            u32le(payload.len() as u32),
+            payload,
+        ]
+        .concat()
+    }
+
     #[test]
     fn run_request_layout_matches_the_php_reader() {
         let data = b"abXYZ";
@@ -277,19 +302,12 @@ mod tests {
             },
         )
         .unwrap();
-        let mut expected = Vec::new();
-        expected.extend_from_slice(&[0xF5, b'p', b'f', 2]);
-        expected.extend_from_slice(&7u32.to_le_bytes());
-        expected.extend_from_slice(&(4u32 + 1 + 8 + 8 + 8 + 2 + 8 + 3).to_le_bytes());
-        expected.extend_from_slice(&1u32.to_le_bytes());
-        expected.push(1);
-        expected.extend_from_slice(&1500u64.to_le_bytes());
-        expected.extend_from_slice(&2u64.to_le_bytes());
-        expected.extend_from_slice(&2u64.to_le_bytes());
-        expected.extend_from_slice(b"ab");
-        expected.extend_from_slice(&3u64.to_le_bytes());
-        expected.extend_from_slice(b"XYZ");
-        assert_eq!(out, expected);
+        assert_eq!(MAGIC.to_le_bytes(), [0xF5, b'p', b'f', 2]);
+        // Run (1), streaming, the timeout, two inputs.
+        let inputs = [u64le(2), string(b"ab"), string(b"XYZ")].concat();
+        let payload = [u32le(1), vec![1], u64le(1500), inputs].concat();
+        assert_eq!(payload.len(), 4 + 1 + 8 + 8 + 8 + 2 + 8 + 3);
+        assert_eq!(out, request(7, payload));
         let header = Header::parse(out[..HEADER_BYTES].try_into().unwrap());
         assert_eq!((header.magic, header.seq), (MAGIC, 7));
         assert_eq!(header.len as usize, out.len() - HEADER_BYTES);
@@ -306,35 +324,24 @@ mod tests {
         }];
         let mut buf = Vec::new();
         encode_request(&mut buf, 3, &Request::Mutate { items: &items }).unwrap();
-        let mut expected = Vec::new();
-        expected.extend_from_slice(&MAGIC.to_le_bytes());
-        expected.extend_from_slice(&3u32.to_le_bytes());
-        expected.extend_from_slice(&(4u32 + 8 + 1 + 4 + 8 + 10 + 9).to_le_bytes());
-        expected.extend_from_slice(&4u32.to_le_bytes());
-        expected.extend_from_slice(&1u64.to_le_bytes());
-        expected.push(1);
-        expected.extend_from_slice(&7u32.to_le_bytes());
-        expected.extend_from_slice(&9u64.to_le_bytes());
-        expected.extend_from_slice(&2u64.to_le_bytes());
-        expected.extend_from_slice(b"ab");
-        expected.extend_from_slice(&1u64.to_le_bytes());
-        expected.extend_from_slice(b"c");
-        assert_eq!(buf, expected);
+        // Mutate (4), one item: crossover, seed, max length, data, partner.
+        let item = [vec![1], u32le(7), u64le(9), string(b"ab"), string(b"c")].concat();
+        let payload = [u32le(4), u64le(1), item].concat();
+        assert_eq!(payload.len(), 4 + 8 + 1 + 4 + 8 + 10 + 9);
+        assert_eq!(buf, request(3, payload));
     }
 
     #[test]
     fn outcomes_event_decodes_from_the_php_layout() {
-        let mut p = Vec::new();
-        p.extend_from_slice(&3u32.to_le_bytes());
-        p.extend_from_slice(&7u32.to_le_bytes());
-        p.extend_from_slice(&1u64.to_le_bytes());
-        p.push(status::OK);
-        p.push(0);
-        p.extend_from_slice(&0xabcdu64.to_le_bytes());
-        p.extend_from_slice(&1234u32.to_le_bytes());
-        p.extend_from_slice(&4u64.to_le_bytes());
-        p.extend_from_slice(&[5, 0, 0, 0]);
-        p.push(0);
+        // Outcomes (3) from input 7, one: OK, not a repeat, the trace's
+        // hash, the time, the coverage, no problem.
+        let outcome = [
+            vec![status::OK, 0],
+            u64le(0xabcd),
+            u32le(1234),
+            string(&[5, 0, 0, 0]),
+        ];
+        let p = [u32le(3), u32le(7), u64le(1), outcome.concat(), vec![0]].concat();
         match decode_event(&p).unwrap() {
             Event::Outcomes { first, outcomes } => {
                 assert_eq!(first, 7);
@@ -351,11 +358,7 @@ mod tests {
 
     #[test]
     fn cmp_log_event_decodes_from_the_php_layout() {
-        let mut p = Vec::new();
-        p.extend_from_slice(&6u32.to_le_bytes());
-        p.extend_from_slice(&2u32.to_le_bytes());
-        p.extend_from_slice(&3u64.to_le_bytes());
-        p.extend_from_slice(b"abc");
+        let p = [u32le(6), u32le(2), string(b"abc")].concat();
         match decode_event(&p).unwrap() {
             Event::CmpLog { index, log } => {
                 assert_eq!(index, 2);
@@ -367,11 +370,7 @@ mod tests {
 
     #[test]
     fn trailing_bytes_are_an_error() {
-        let mut p = Vec::new();
-        p.extend_from_slice(&2u32.to_le_bytes());
-        p.extend_from_slice(&1u64.to_le_bytes());
-        p.push(b'x');
-        p.push(0xff);
+        let p = [u32le(2), string(b"x"), vec![0xff]].concat();
         assert!(decode_event(&p).is_err());
     }
 }

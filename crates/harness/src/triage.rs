@@ -75,38 +75,37 @@ pub(crate) fn unexplained_crash(
     stderr: String,
     runtime: &Path,
 ) -> Crash {
-    let runtime = runtime.display().to_string();
-    let crash = match fatal_from_stderr(&stderr, &runtime) {
-        Some(fatal) if kind == CrashKind::HarnessDied => fatal,
-        _ => Crash {
-            kind,
-            problem: Problem {
-                class: kind_class(kind).into(),
-                message,
-                ..Problem::default()
-            },
-            stderr: None,
-            note: None,
-        },
-    };
-    Crash {
-        stderr: Some(stderr).filter(|s| !s.trim().is_empty()),
-        ..crash
-    }
+    explained_by_stderr(kind, message, stderr, runtime, |_| {
+        kind == CrashKind::HarnessDied
+    })
 }
 
 /// The crash of a harness stopped from outside after it overran the
 /// timeout: where PHP's own time limit found it (it prints the file and
 /// line when SIGPROF ends it), else `message` without a location.
 pub(crate) fn timeout_death(message: String, stderr: String, runtime: &Path) -> Crash {
-    let runtime_dir = runtime.display().to_string();
-    let crash = match fatal_from_stderr(&stderr, &runtime_dir) {
-        // Memory that ran out at a hard limit while the timeout steps went on.
-        Some(fatal) if matches!(fatal.kind, CrashKind::Timeout | CrashKind::OutOfMemory) => fatal,
+    // Memory that ran out at a hard limit while the timeout steps went on.
+    explained_by_stderr(CrashKind::Timeout, message, stderr, runtime, |fatal| {
+        matches!(fatal.kind, CrashKind::Timeout | CrashKind::OutOfMemory)
+    })
+}
+
+/// The fatal error `stderr` shows if `explains` accepts it, else `kind`
+/// with the engine's `message`; with the stderr either way.
+fn explained_by_stderr(
+    kind: CrashKind,
+    message: String,
+    stderr: String,
+    runtime: &Path,
+    explains: impl FnOnce(&Crash) -> bool,
+) -> Crash {
+    let runtime = runtime.display().to_string();
+    let crash = match fatal_from_stderr(&stderr, &runtime) {
+        Some(fatal) if explains(&fatal) => fatal,
         _ => Crash {
-            kind: CrashKind::Timeout,
+            kind,
             problem: Problem {
-                class: kind_class(CrashKind::Timeout).into(),
+                class: kind_class(kind).into(),
                 message,
                 ..Problem::default()
             },

@@ -218,13 +218,10 @@ pub fn instrument(
     style: StubStyle,
     coverage: Coverage,
 ) -> Result<Outcome, InstrumentError> {
-    match Plan::new(source, coverage) {
-        Err(reason) => Ok(Outcome::Skipped(reason)),
-        Ok(plan) => {
-            let first = ids.allocate(plan.block_count())?;
-            Ok(Outcome::Instrumented(plan.render(first, style)))
-        }
-    }
+    planned(source, coverage, |plan| {
+        let first = ids.allocate(plan.block_count())?;
+        Ok(plan.render(first, style))
+    })
 }
 
 /// [`instrument`] in the `cmplog` rendering: the same blocks (in either
@@ -239,16 +236,26 @@ pub fn instrument_cmplog(
     style: StubStyle,
     coverage: Coverage,
 ) -> Result<Outcome, InstrumentError> {
+    planned(source, coverage, |plan| {
+        let end = next_site
+            .checked_add(plan.comparison_sites())
+            .ok_or(InstrumentError::OutOfSiteIds)?;
+        let first = ids.allocate(plan.block_count())?;
+        let instrumented = plan.render_cmplog(first, *next_site, style);
+        *next_site = end;
+        Ok(instrumented)
+    })
+}
+
+/// What `render` makes of `source`'s plan, or why tree-sitter could not
+/// parse it.
+fn planned(
+    source: &[u8],
+    coverage: Coverage,
+    render: impl FnOnce(Plan<'_>) -> Result<Instrumented, InstrumentError>,
+) -> Result<Outcome, InstrumentError> {
     match Plan::new(source, coverage) {
         Err(reason) => Ok(Outcome::Skipped(reason)),
-        Ok(plan) => {
-            let end = next_site
-                .checked_add(plan.comparison_sites())
-                .ok_or(InstrumentError::OutOfSiteIds)?;
-            let first = ids.allocate(plan.block_count())?;
-            let instrumented = plan.render_cmplog(first, *next_site, style);
-            *next_site = end;
-            Ok(Outcome::Instrumented(instrumented))
-        }
+        Ok(plan) => render(plan).map(Outcome::Instrumented),
     }
 }

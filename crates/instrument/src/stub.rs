@@ -241,20 +241,10 @@ fn decimal(out: &mut Vec<u8>, mut id: u32) {
 }
 
 /// What a comparison is, as the CmpLog runtime records it
-/// (`php-runtime/CmpLog.php`, docs/protocol.md).
+/// (`php-runtime/CmpLog.php`, docs/protocol.md): the kinds the engine
+/// reads back, and a flag for the runtime alone.
 pub(crate) mod cmp_kind {
-    /// `===`, `==`, `!==`, `!=`, switch, match, `strcmp`, `in_array`…
-    pub const EQUAL: u8 = 0;
-    /// `<`, `<=`, `>`, `>=`, `<=>`.
-    pub const ORDER: u8 = 1;
-    /// The first operand starts with the second (`str_starts_with`, `strncmp`).
-    pub const PREFIX: u8 = 2;
-    /// The first operand ends with the second (`str_ends_with`).
-    pub const SUFFIX: u8 = 3;
-    /// The first operand contains the second (`strpos`, `str_contains`).
-    pub const CONTAINS: u8 = 4;
-    /// Flag: compared case-insensitively.
-    pub const CASE: u8 = 8;
+    pub use php_fuzz_mutate::cmp::kind::*;
     /// Flag, for the runtime only: the literal is the first operand.
     pub const SWAPPED: u8 = 16;
 }
@@ -380,18 +370,6 @@ mod tests {
     }
 
     #[test]
-    fn trace_counter_appends_the_id() {
-        assert_eq!(
-            text(Piece::Counter, StubStyle::Trace, 0x0102_03ff),
-            r#"\PhpFuzz\FuzzingContext::$trace .= "\xff\x03\x02\x01";"#
-        );
-        assert_eq!(
-            text(Piece::BraceCounter, StubStyle::Trace, 0),
-            r#"{\PhpFuzz\FuzzingContext::$trace .= "\x00\x00\x00\x00"; "#
-        );
-    }
-
-    #[test]
     fn edge_map_counter_counts_the_edge_and_moves_prev() {
         assert_eq!(
             text(Piece::Counter, StubStyle::EdgeMap, 268435455),
@@ -401,38 +379,46 @@ mod tests {
         );
     }
 
+    /// Counters and wrappers in both styles, for block 0x010203ff: the
+    /// trace appends its id's bytes, little-endian; the edge map counts the
+    /// edge from `$prev`; wrappers call the runtime function of the style.
     #[test]
-    fn wrappers_call_the_runtime_function_of_the_style() {
-        assert_eq!(
-            text(Piece::Open, StubStyle::Trace, 258),
-            r#"\PhpFuzz\traceBlock("\x02\x01\x00\x00", "#
-        );
-        assert_eq!(
-            text(Piece::Open, StubStyle::EdgeMap, 258),
-            r"\PhpFuzz\countEdge(258, "
-        );
-        assert_eq!(
-            text(Piece::OpenYield, StubStyle::Trace, 9),
-            r#"\PhpFuzz\traceBlock("\x09\x00\x00\x00", ("#
-        );
-        assert_eq!(
-            text(Piece::OpenTruthy, StubStyle::Trace, 9),
-            r#"\PhpFuzz\traceTruthy("\x09\x00\x00\x00", "#
-        );
-        assert_eq!(
-            text(Piece::OpenTruthy, StubStyle::EdgeMap, 9),
-            r"\PhpFuzz\countEdgeIfTruthy(9, "
-        );
-        assert_eq!(text(Piece::CloseYield, StubStyle::EdgeMap, 9), "))");
-        assert_eq!(
-            text(Piece::CloseCondition, StubStyle::Trace, 9),
-            r#") ? (\PhpFuzz\FuzzingContext::$trace .= "\x09\x00\x00\x00") !== '' : (\PhpFuzz\FuzzingContext::$trace .= "\x09\x00\x00\x00") === '')"#
-        );
-        assert_eq!(
-            text(Piece::CloseCondition, StubStyle::EdgeMap, 9),
-            r") ? \PhpFuzz\countEdge(9, true) : \PhpFuzz\countEdge(9, false))"
-        );
+    fn each_piece_in_each_style() {
+        let pieces = [
+            Piece::Counter,
+            Piece::BraceCounter,
+            Piece::Open,
+            Piece::OpenYield,
+            Piece::OpenTruthy,
+            Piece::CloseYield,
+            Piece::CloseCondition,
+        ];
+        let mut got = String::new();
+        for piece in pieces {
+            for style in [StubStyle::Trace, StubStyle::EdgeMap] {
+                let stub = text(piece, style, 0x0102_03ff);
+                got.push_str(&format!("{piece:?} {style:?}: |{stub}|\n"));
+            }
+        }
+        assert_eq!(got, EACH_PIECE_IN_EACH_STYLE, "{got}");
     }
+
+    /// Between `|`s, so that a trailing space shows.
+    const EACH_PIECE_IN_EACH_STYLE: &str = r#"Counter Trace: |\PhpFuzz\FuzzingContext::$trace .= "\xff\x03\x02\x01";|
+Counter EdgeMap: |\PhpFuzz\FuzzingContext::$edges[(\PhpFuzz\FuzzingContext::$prev << 28) | 16909311] = (\PhpFuzz\FuzzingContext::$edges[(\PhpFuzz\FuzzingContext::$prev << 28) | 16909311] ?? 0) + 1; \PhpFuzz\FuzzingContext::$prev = 16909311;|
+BraceCounter Trace: |{\PhpFuzz\FuzzingContext::$trace .= "\xff\x03\x02\x01"; |
+BraceCounter EdgeMap: |{\PhpFuzz\FuzzingContext::$edges[(\PhpFuzz\FuzzingContext::$prev << 28) | 16909311] = (\PhpFuzz\FuzzingContext::$edges[(\PhpFuzz\FuzzingContext::$prev << 28) | 16909311] ?? 0) + 1; \PhpFuzz\FuzzingContext::$prev = 16909311; |
+Open Trace: |\PhpFuzz\traceBlock("\xff\x03\x02\x01", |
+Open EdgeMap: |\PhpFuzz\countEdge(16909311, |
+OpenYield Trace: |\PhpFuzz\traceBlock("\xff\x03\x02\x01", (|
+OpenYield EdgeMap: |\PhpFuzz\countEdge(16909311, (|
+OpenTruthy Trace: |\PhpFuzz\traceTruthy("\xff\x03\x02\x01", |
+OpenTruthy EdgeMap: |\PhpFuzz\countEdgeIfTruthy(16909311, |
+CloseYield Trace: |))|
+CloseYield EdgeMap: |))|
+CloseCondition Trace: |) ? (\PhpFuzz\FuzzingContext::$trace .= "\xff\x03\x02\x01") !== '' : (\PhpFuzz\FuzzingContext::$trace .= "\xff\x03\x02\x01") === '')|
+CloseCondition EdgeMap: |) ? \PhpFuzz\countEdge(16909311, true) : \PhpFuzz\countEdge(16909311, false))|
+"#;
 
     #[test]
     fn comparison_pieces_call_the_cmplog_runtime() {

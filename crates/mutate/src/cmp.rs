@@ -6,14 +6,21 @@
 //! operand = 1, i64 | 2, f64 | 3, u32 full length, u8 n, n bytes (at most 64)
 //! ```
 
-/// What a comparison tests (`kind & 7`), plus the `CASE` flag.
+/// What a comparison tests (`kind & 7`), plus the `CASE` flag: the
+/// instrumenter writes these into the `cmplog` rendering, and the runtime
+/// records them as they are.
 pub mod kind {
+    /// `===`, `==`, `!==`, `!=`, switch, match, `strcmp`, `in_array`…
     pub const EQUAL: u8 = 0;
+    /// `<`, `<=`, `>`, `>=`, `<=>`.
     pub const ORDER: u8 = 1;
+    /// The first operand starts with the second (`str_starts_with`, `strncmp`).
     pub const PREFIX: u8 = 2;
+    /// The first operand ends with the second (`str_ends_with`).
     pub const SUFFIX: u8 = 3;
+    /// The first operand contains the second (`strpos`, `str_contains`).
     pub const CONTAINS: u8 = 4;
-    /// Compared case-insensitively.
+    /// Flag: compared case-insensitively.
     pub const CASE: u8 = 8;
 }
 

@@ -23,6 +23,30 @@ pub(crate) struct Report<'a> {
     pub totals: Counts,
 }
 
+/// The run a report covers, as each of its outputs states it.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct RunDetails<'a> {
+    pub target: String,
+    pub corpus_dir: String,
+    pub corpus_entries: usize,
+    pub generated_at: &'a str,
+    /// The directory file paths are shown relative to.
+    pub root: String,
+}
+
+impl<'a> Report<'a> {
+    pub fn run_details(&self) -> RunDetails<'a> {
+        let input = self.input;
+        RunDetails {
+            target: input.target.display().to_string(),
+            corpus_dir: input.corpus_dir.display().to_string(),
+            corpus_entries: input.corpus_entries,
+            generated_at: &input.generated_at,
+            root: self.root.display().to_string(),
+        }
+    }
+}
+
 /// Blocks and lines (lines that hold at least one block), found and covered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Counts {

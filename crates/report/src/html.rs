@@ -6,7 +6,7 @@ use askama::Template;
 
 use crate::CampaignHistory;
 use crate::ReportError;
-use crate::analysis::{Counts, FileReport, Report, percent};
+use crate::analysis::{Counts, FileReport, Report, RunDetails, percent};
 use crate::listing::{self, Line, Segment};
 use crate::paths::relative;
 use crate::plot::{self, Frame, Plot};
@@ -94,12 +94,8 @@ struct CrashRow {
 #[derive(Template)]
 #[template(path = "index.html")]
 struct IndexPage<'a> {
-    target: String,
+    run: RunDetails<'a>,
     target_name: String,
-    corpus_dir: String,
-    corpus_entries: usize,
-    root: String,
-    generated_at: &'a str,
     files: Vec<IndexFile<'a>>,
     total: Row,
     functions: usize,
@@ -157,8 +153,7 @@ struct FilePage<'a> {
     dir: &'a str,
     name: &'a str,
     path: String,
-    target: String,
-    generated_at: &'a str,
+    run: RunDetails<'a>,
     row: Row,
     runs: usize,
     functions: Vec<FunctionRow<'a>>,
@@ -201,12 +196,8 @@ pub(crate) fn index_page(report: &Report<'_>) -> Result<String, ReportError> {
         |n| n.to_string_lossy().into_owned(),
     );
     let page = IndexPage {
-        target: input.target.display().to_string(),
+        run: report.run_details(),
         target_name,
-        corpus_dir: input.corpus_dir.display().to_string(),
-        corpus_entries: input.corpus_entries,
-        root: report.root.display().to_string(),
-        generated_at: &input.generated_at,
         files,
         total: Row::new(&report.totals),
         functions: report.totals.functions,
@@ -264,8 +255,7 @@ pub(crate) fn file_page(report: &Report<'_>, file: &FileReport<'_>) -> Result<St
         dir,
         name,
         path: file.file.path.display().to_string(),
-        target: report.input.target.display().to_string(),
-        generated_at: &report.input.generated_at,
+        run: report.run_details(),
         row: Row::new(&file.counts),
         runs: file.runs,
         functions: file

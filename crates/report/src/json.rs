@@ -4,16 +4,12 @@
 use serde::Serialize;
 
 use crate::ReportError;
-use crate::analysis::{Counts, Report};
+use crate::analysis::{Counts, Report, RunDetails};
 
 #[derive(Serialize)]
 struct Json<'a> {
-    target: String,
-    corpus_dir: String,
-    corpus_entries: usize,
-    generated_at: &'a str,
-    /// The directory file paths are shown relative to.
-    root: String,
+    #[serde(flatten)]
+    run: RunDetails<'a>,
     totals: Totals,
     files: Vec<File<'a>>,
     crashes: Vec<Crash<'a>>,
@@ -91,11 +87,7 @@ struct Crash<'a> {
 pub(crate) fn coverage_json(report: &Report<'_>) -> Result<Vec<u8>, ReportError> {
     let input = report.input;
     let json = Json {
-        target: input.target.display().to_string(),
-        corpus_dir: input.corpus_dir.display().to_string(),
-        corpus_entries: input.corpus_entries,
-        generated_at: &input.generated_at,
-        root: report.root.display().to_string(),
+        run: report.run_details(),
         totals: Totals::new(report.files.len(), &report.totals),
         files: report
             .files

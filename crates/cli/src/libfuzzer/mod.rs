@@ -4,14 +4,14 @@
 //!
 //! The modes are libFuzzer's: fuzz the corpus directories, run the given
 //! files (reproduce), `-merge=1`, `-minimize_crash=1`. Each drives the same
-//! engine as the php-fuzz commands; only the words differ (`voice.rs`,
-//! `report.rs`), and the flags come from one table (`flags.rs`).
+//! engine as the php-fuzz commands; only the words differ (the engine's
+//! libFuzzer voice words a campaign, `report.rs` the rest), and the flags
+//! come from one table (`flags.rs`).
 
 mod flags;
 mod modes;
 mod report;
 mod signals;
-mod voice;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

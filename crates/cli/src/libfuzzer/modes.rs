@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use php_fuzz_engine::{
-    EngineError, FuzzOptions, MergeEvent, MinimizeOptions, Output, fuzz as run_campaign,
-    merge as merge_corpus, minimize, replay,
+    EngineError, FuzzOptions, LibFuzzerVoice, MergeEvent, MinimizeOptions, Output, ReportContext,
+    Voice, fuzz as run_campaign, libfuzzer_crash_report as crash_report, merge as merge_corpus,
+    minimize, replay,
 };
 use php_fuzz_harness::{Crash, Executor};
 use php_fuzz_storage::ArtifactNaming;
 
 use super::Context;
-use super::report::{FinalStats, ReportContext, crash_report, loaded_line};
-use super::voice::LibFuzzerVoice;
+use super::report::{FinalStats, loaded_line};
 
 /// Fuzzes: the first directory gets new inputs, the others are seeds too.
 pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
@@ -78,15 +78,12 @@ pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCod
     if options.adaptive_timeout {
         session.time_seeds_for_adaptive_timeout();
     }
-    let voice = LibFuzzerVoice::new(
-        prefix,
-        session.config.timeout.as_secs_f64().ceil() as u64,
-        session.config.rss_limit_mb,
-        flags.max_len > 0,
-        flags.verbosity == 0,
-    );
-    let heard = voice.heard_handle();
-    let out = Arc::new(Output::with_voice(false, Box::new(voice)));
+    let out = Arc::new(Output::with_voice(Voice::LibFuzzer(LibFuzzerVoice {
+        artifact_prefix: prefix,
+        rss_limit_mb: session.config.rss_limit_mb,
+        max_len_given: flags.max_len > 0,
+        quiet: flags.verbosity == 0,
+    })));
     let started = Instant::now();
     let sources = Arc::clone(&session.sources);
     let result = run_campaign(
@@ -105,17 +102,17 @@ pub(super) fn fuzz(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCod
         }
         Err(err) => return Err(err.into()),
     };
-    let heard = heard.lock().unwrap_or_else(|p| p.into_inner()).clone();
     eprintln!("{}", loaded_line(&sources.files()));
     let secs = started.elapsed().as_secs_f64();
     let stats = FinalStats {
         runs: summary.runs,
         exec_per_sec: (summary.runs as f64 / secs.max(1e-3)) as u64,
-        new_units: heard.new_units,
+        new_units: summary.new_units,
         slowest_unit_secs: 0,
         peak_rss_mb: summary.engine_peak_rss_mb.max(summary.harness_peak_rss_mb),
     };
-    if let Some(kind) = heard.first_crash {
+    // libFuzzer stops at the first crash: the only new one.
+    if let Some(kind) = summary.crashes.iter().find(|c| c.new).map(|c| c.kind) {
         cx.print_stats(&stats);
         return Ok(cx.exit_code(kind));
     }
@@ -255,17 +252,14 @@ pub(super) fn merge(cx: &Context<'_>, dirs: &[PathBuf]) -> anyhow::Result<ExitCo
                 input.display()
             ),
             MergeEvent::Kept { .. } | MergeEvent::Duplicate { .. } => {}
-            MergeEvent::Progress {
-                done,
-                total,
-                features,
-                elapsed,
-            } => {
-                if last_pulse.elapsed() >= Duration::from_secs(3) || done == total {
+            MergeEvent::Progress(p) => {
+                if last_pulse.elapsed() >= Duration::from_secs(3) || p.done == p.total {
                     last_pulse = Instant::now();
                     eprintln!(
-                        "#{done}\tpulse  ft: {features} exec/s: {:.0} rss: {}Mb",
-                        done as f64 / elapsed.as_secs_f64().max(1e-3),
+                        "#{}\tpulse  ft: {} exec/s: {:.0} rss: {}Mb",
+                        p.done,
+                        p.features,
+                        p.done as f64 / p.elapsed.as_secs_f64().max(1e-3),
                         php_fuzz_harness::own_rss_mb()
                     );
                 }

@@ -13,7 +13,7 @@ use crate::EngineError;
 use crate::corpus::{Entry, keeps_all};
 use crate::crashes::Recorded;
 use crate::in_flight::hex;
-use crate::output::{Event, known_crash_line};
+use crate::output::{CampaignEvent, Event, NewCrash, known_crash_line};
 
 /// Takes a batch's results into the shared state.
 pub(super) fn absorb(
@@ -78,7 +78,8 @@ pub(super) fn absorb(
                         auto.learn(token);
                     }
                 }
-                shared.print_status(state, Event::New, Some((input.len(), &mutant.sequence)));
+                state.new_units += 1;
+                shared.print_status(state, Event::New, Some((input.len(), mutant.sequence)));
             }
         } else if let Some(mutant) = mutant
             && !scratch.crashed[index]
@@ -106,7 +107,7 @@ pub(super) fn absorb(
                     state.corpus_dir.remove_owned(&old)?;
                 }
                 scratch.joined.push((parent, index));
-                shared.print_status(state, Event::Reduce, Some((input.len(), &mutant.sequence)));
+                shared.print_status(state, Event::Reduce, Some((input.len(), mutant.sequence)));
                 progress = true;
             }
         }
@@ -151,10 +152,15 @@ pub(super) fn record_crash(
     match recorded {
         Recorded::New(saved) => {
             let saved = saved.clone();
-            let number = state.crashes.new_count();
-            shared
-                .out
-                .new_crash(crash, input, number, runs, seconds, &saved);
+            shared.out.campaign(CampaignEvent::NewCrash(&NewCrash {
+                crash,
+                input,
+                number: state.crashes.new_count(),
+                runs,
+                seconds,
+                saved: &saved,
+                timeout: shared.harness().timeout,
+            }));
             if let Some(mut stats) = shared.stats() {
                 stats.crash(
                     &shared.out,

@@ -12,9 +12,10 @@ use php_fuzz_mutate::Mutator;
 use rand::RngExt;
 
 use super::Shared;
-use super::scratch::{Mutations, Scratch};
+use super::scratch::Scratch;
 use crate::EngineError;
 use crate::corpus::{Corpus, EntryId};
+use crate::output::Mutations;
 use crate::replay::collect_inputs;
 
 /// A grammar mutation is tried for this share of mutants (numerator,

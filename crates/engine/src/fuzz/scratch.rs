@@ -1,20 +1,19 @@
 //! One worker's batch: its inputs, where they came from, and what each run
 //! reached. Reused batch after batch, so the loop does not allocate.
 
-use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
 
 use php_fuzz_coverage::{
     EdgeCounter, Feature, FingerprintCache, fingerprint, value_profile_feature,
 };
-use php_fuzz_grammar::GrammarMutation;
 use php_fuzz_harness::{Batch, Coverage, Crash};
 use php_fuzz_mutate::cmp::{closeness, records};
 use php_fuzz_mutate::{Mutator, MutatorKind, Sequence};
 
 use super::FINGERPRINT_CACHE_BITS;
 use crate::corpus::EntryId;
+use crate::output::Mutations;
 
 /// Blocks executed per batch that the adaptive batch size aims for.
 const BLOCKS_PER_BATCH: u64 = 400_000;
@@ -31,29 +30,6 @@ pub(super) struct Mutant {
     /// Its words from the target's comparisons (`Scratch::tokens_of`):
     /// they join the auto-dictionary if it finds coverage.
     tokens: (u32, u32),
-}
-
-/// The mutations that made a mutant: a grammar mutation, byte mutations
-/// (stacked on the grammar one if both), shown as
-/// `MS: 2 GrammarReplace-ChangeByte-`.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Mutations {
-    pub grammar: Option<GrammarMutation>,
-    pub bytes: Option<Sequence>,
-}
-
-impl fmt::Display for Mutations {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let bytes = self.bytes.as_ref().map_or(&[][..], Sequence::kinds);
-        write!(f, "{} ", usize::from(self.grammar.is_some()) + bytes.len())?;
-        if let Some(grammar) = self.grammar {
-            write!(f, "{}-", grammar.name())?;
-        }
-        for kind in bytes {
-            write!(f, "{}-", kind.name())?;
-        }
-        Ok(())
-    }
 }
 
 /// Where a batch's inputs come from, one entry per input.

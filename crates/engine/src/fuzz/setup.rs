@@ -22,7 +22,7 @@ use super::{CmpSummary, FINGERPRINT_CACHE_BITS, Shared, State};
 use crate::auto_dictionary::AutoDictionary;
 use crate::corpus::Corpus;
 use crate::crashes::{CrashStore, replay_flags};
-use crate::output::{Opening, Output};
+use crate::output::{CampaignEvent, Opening, Output, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
 
 /// Without --max-len or setMaxLen(), at most this much of each corpus file
@@ -63,16 +63,19 @@ struct Parts {
     grammar_corpus: Option<GrammarCorpus>,
 }
 
+/// What the caller of [`fuzz`](super::fuzz) gave.
+pub(super) struct Given<'a> {
+    pub harness: Arc<HarnessConfig>,
+    pub sources: Arc<SourceServer>,
+    pub corpus_dir: Option<&'a Path>,
+    pub options: FuzzOptions,
+    pub interrupted: Arc<AtomicBool>,
+    pub out: Arc<Output>,
+}
+
 /// Starts the target, loads what the campaign needs and says what it found.
-pub(super) fn set_up(
-    harness: Arc<HarnessConfig>,
-    sources: Arc<SourceServer>,
-    corpus_dir: Option<&Path>,
-    options: FuzzOptions,
-    interrupted: Arc<AtomicBool>,
-    out: Arc<Output>,
-) -> Result<Campaign, EngineError> {
-    let parts = gather(harness, sources, corpus_dir, options, interrupted, out)?;
+pub(super) fn set_up(given: Given<'_>) -> Result<Campaign, EngineError> {
+    let parts = gather(given)?;
     announce(&parts);
     // Each worker's tracer loads the target while the seeds run.
     let feedbacks = cmp_feedbacks(&parts);
@@ -82,26 +85,19 @@ pub(super) fn set_up(
     Ok(campaign)
 }
 
-fn gather(
-    harness: Arc<HarnessConfig>,
-    sources: Arc<SourceServer>,
-    corpus_dir: Option<&Path>,
-    options: FuzzOptions,
-    interrupted: Arc<AtomicBool>,
-    out: Arc<Output>,
-) -> Result<Parts, EngineError> {
+fn gather(given: Given<'_>) -> Result<Parts, EngineError> {
     let started = Instant::now();
-    let (harness, stop, first, info) =
-        start_target(harness, &sources, &options, &interrupted, started, &out)?;
+    let (harness, stop, first, info) = start_target(&given, started)?;
+    let (options, sources, out) = (&given.options, &given.sources, &*given.out);
 
     let mut dictionary = Dictionary::default();
     for path in options.dictionaries.iter().chain(&info.dictionaries) {
         dictionary.extend(Dictionary::load(path)?);
     }
-    let corpus_dir = corpus_dir_or_temporary(corpus_dir, &out)?;
+    let corpus_dir = corpus_dir_or_temporary(given.corpus_dir, out)?;
     let mut dir = CorpusDir::open(&corpus_dir)?;
     let explicit_max_len = options.max_len.or(info.max_len);
-    let seeds = load_seeds(&mut dir, &options, explicit_max_len, &out)?;
+    let seeds = load_seeds(&mut dir, options, explicit_max_len, out)?;
     let auto_dictionary = if options.cmp {
         Some(AutoDictionary::load(&dir)?)
     } else {
@@ -120,7 +116,7 @@ fn gather(
         &replay_flags(&harness, sources.style()),
     )?
     .with_findings_dir(options.findings_dir.clone());
-    let grammar = load_grammar(&options, &info)?;
+    let grammar = load_grammar(options, &info)?;
     let stats = options
         .stats
         .as_deref()
@@ -133,13 +129,13 @@ fn gather(
     Ok(Parts {
         started,
         harness,
-        sources,
+        sources: given.sources,
         stop,
         first,
         info,
-        options,
-        interrupted,
-        out,
+        options: given.options,
+        interrupted: given.interrupted,
+        out: given.out,
         dictionary,
         dir,
         seeds,
@@ -156,16 +152,19 @@ fn gather(
 /// Starts the first harness, which stops for Ctrl-C and --max-time, and
 /// reports what loading the target said.
 fn start_target(
-    harness: Arc<HarnessConfig>,
-    sources: &Arc<SourceServer>,
-    options: &FuzzOptions,
-    interrupted: &Arc<AtomicBool>,
+    given: &Given<'_>,
     started: Instant,
-    out: &Output,
 ) -> Result<(Arc<HarnessConfig>, StopWhen, Executor, TargetInfo), EngineError> {
+    let Given {
+        sources,
+        options,
+        interrupted,
+        out,
+        ..
+    } = given;
     let harness = Arc::new(HarnessConfig {
         dedup_traces: true,
-        ..(*harness).clone()
+        ..(*given.harness).clone()
     });
     // A batch in flight stops for Ctrl-C and --max-time too, not only between batches.
     let stop = StopWhen {
@@ -231,7 +230,7 @@ fn load_seeds(
 fn announce(parts: &Parts) {
     let Parts { options, out, .. } = parts;
     let seeds = &parts.seeds;
-    out.opening(&Opening {
+    out.campaign(CampaignEvent::Opening(&Opening {
         seed: options.seed,
         target: &parts.target_name,
         php_version: &parts.info.php_version,
@@ -248,7 +247,8 @@ fn announce(parts: &Parts) {
         max_len: parts.max_len,
         jobs: options.jobs,
         coverage: parts.sources.coverage(),
-    });
+        engine_rss_mb: own_rss_mb(),
+    }));
     if let Some(note) = parts.crashes.copies_note() {
         out.status(&note);
     }
@@ -318,6 +318,7 @@ fn share(parts: Parts, feedbacks: Vec<Option<CmpFeedback>>) -> Campaign {
             error: None,
             last_status: Instant::now(),
             last_status_runs: 0,
+            new_units: 0,
             grammar: parts.grammar_corpus,
         }),
         harness: std::sync::RwLock::new(Arc::clone(&parts.harness)),

@@ -73,6 +73,7 @@ fn summarize(shared: &Shared) -> Result<FuzzSummary, EngineError> {
         engine_peak_rss_mb: crate::output::own_peak_rss_mb(),
         crashes: state.crashes.hit_this_session().cloned().collect(),
         new_crashes: state.crashes.new_count(),
+        new_units: state.new_units,
         stop_reason: state.stop.unwrap_or(StopReason::Interrupted),
         corpus_dir: state.corpus_dir.root().to_path_buf(),
         seed: shared.options.seed,

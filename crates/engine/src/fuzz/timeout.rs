@@ -9,7 +9,7 @@ use php_fuzz_harness::{Executor, HarnessConfig};
 
 use super::Shared;
 use crate::crashes::replay_flags;
-use crate::{ADAPTIVE_TIMEOUT_FACTOR, ADAPTIVE_TIMEOUT_MAX, ADAPTIVE_TIMEOUT_MIN};
+use crate::output::{AdaptedTimeout, CampaignEvent};
 
 /// Sets the campaign's timeout from the slowest seed (`slowest_micros`),
 /// if it adapts: for `first` (whose harness takes it with its next batch),
@@ -29,13 +29,10 @@ pub(super) fn adapt_to_seeds(shared: &Shared, first: &mut Executor, slowest_micr
         .lock()
         .crashes
         .set_replay_flags(replay_flags(&config, shared.sources.style()));
-    let line = format!(
-        "INFO: timeout: {:.1} s ({ADAPTIVE_TIMEOUT_FACTOR} × the slowest seed, {:.1} ms, within {}–{} s; \
-         --timeout sets it)",
-        timeout.as_secs_f64(),
-        slowest.as_secs_f64() * 1000.0,
-        ADAPTIVE_TIMEOUT_MIN.as_secs(),
-        ADAPTIVE_TIMEOUT_MAX.as_secs(),
-    );
-    shared.out.timeout_adapted(&line, timeout.as_secs_f64());
+    shared
+        .out
+        .campaign(CampaignEvent::TimeoutAdapted(AdaptedTimeout {
+            timeout,
+            slowest_seed: slowest,
+        }));
 }

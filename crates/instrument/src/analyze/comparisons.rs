@@ -183,15 +183,21 @@ impl Analyzer<'_> {
         }
     }
 
+    /// A `switch`'s or `match`'s subject and body.
+    fn condition_and_body<'t>(&self, node: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
+        let f = &self.grammar.fields;
+        Some((
+            node.child_by_field_id(f.condition.get())?,
+            node.child_by_field_id(f.body.get())?,
+        ))
+    }
+
     /// `switch (SUBJECT) { case …: }`: the subject against every case.
     fn switch_comparisons(&mut self, node: Node<'_>, depth: u32) {
-        let f = &self.grammar.fields;
-        let (Some(condition), Some(body)) = (
-            node.child_by_field_id(f.condition.get()),
-            node.child_by_field_id(f.body.get()),
-        ) else {
+        let Some((condition, body)) = self.condition_and_body(node) else {
             return;
         };
+        let f = &self.grammar.fields;
         let mut cursor = body.walk();
         let values: Vec<(Node<'_>, u32)> = body
             .named_children(&mut cursor)
@@ -205,13 +211,10 @@ impl Analyzer<'_> {
     /// `match (SUBJECT) { A, B => …, default => … }`: the subject against
     /// every condition.
     fn match_comparisons(&mut self, node: Node<'_>, depth: u32) {
-        let f = &self.grammar.fields;
-        let (Some(condition), Some(body)) = (
-            node.child_by_field_id(f.condition.get()),
-            node.child_by_field_id(f.body.get()),
-        ) else {
+        let Some((condition, body)) = self.condition_and_body(node) else {
             return;
         };
+        let f = &self.grammar.fields;
         let mut values = Vec::new();
         let mut arms = body.walk();
         for arm in body.named_children(&mut arms) {
