@@ -13,8 +13,18 @@ namespace PhpFuzz;
  */
 final class ForkServer
 {
+    /**
+     * Signals a target sends its parent (`posix_kill(posix_getppid(), …)`):
+     * the server passes them on to php-fuzz, which would have got them from
+     * a plain harness (it ignores them, with a warning). SIGUSR1 is among
+     * them: the child gets the harness's own handler back.
+     */
+    const PASSED_ON = [\SIGTERM, \SIGINT, \SIGHUP, \SIGQUIT, \SIGUSR1, \SIGUSR2];
+
     /** @var Wire the pipes to the engine this process was started with */
     private $control;
+    /** @var array<int, mixed> the handlers the server replaced, by signal */
+    private $handlers = [];
 
     public function __construct(Wire $control)
     {
@@ -34,7 +44,9 @@ final class ForkServer
             return $this->control;
         }
         $this->control->send(\pack('V', Wire::EV_FORK_SERVING) . "\1" . Wire::bytes(''));
+        $this->passSignalsOn();
         while (true) {
+            $this->control->awaitInput();
             $payload = $this->control->receive();
             $r = new WireReader($payload ?? \pack('V', Wire::REQ_SHUTDOWN));
             $tag = $r->u32();
@@ -60,9 +72,25 @@ final class ForkServer
         }
     }
 
+    private function passSignalsOn(): void
+    {
+        if (!\function_exists('pcntl_signal') || !\function_exists('posix_getppid')) {
+            return;
+        }
+        foreach (self::PASSED_ON as $signal) {
+            $this->handlers[$signal] = \pcntl_signal_get_handler($signal);
+            \pcntl_signal($signal, static function (int $signal): void {
+                \posix_kill(\posix_getppid(), $signal);
+            });
+        }
+    }
+
     /** In the child: a process group of its own, its own pipes, and a first word on them. */
     private function becomeChild(string $inPath, string $outPath): Wire
     {
+        foreach ($this->handlers as $signal => $handler) {
+            \pcntl_signal($signal, $handler);
+        }
         \posix_setpgid(0, 0);
         $wire = IncludeInterceptor::bypassed(static function () use ($inPath, $outPath): ?Wire {
             return Wire::openForked($inPath, $outPath);

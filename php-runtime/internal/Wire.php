@@ -180,6 +180,19 @@ final class Wire
         return $out;
     }
 
+    /**
+     * Waits until the request pipe has bytes to read. A signal cuts a
+     * select() short, never a read (handlers restart it), so a process that
+     * waits here runs its signal handlers at once (the fork server does).
+     */
+    public function awaitInput(): void
+    {
+        do {
+            $read = [$this->in];
+            $write = $except = null;
+        } while (\is_resource($this->in) && @\stream_select($read, $write, $except, null) === false);
+    }
+
     /** True while a frame is being written. */
     public function busy(): bool
     {
