@@ -112,7 +112,31 @@ final class Wire
         } catch (\RuntimeException $e) {
             return null;
         }
-        return new self(self::ownDescriptor($inPath), self::ownDescriptor($outPath), $in, $out);
+        $inFd = self::unownedCopy(self::ownDescriptor($inPath));
+        $outFd = self::unownedCopy(self::ownDescriptor($outPath));
+        return new self($inFd, $outFd, $in, $out);
+    }
+
+    /**
+     * A copy of descriptor $fd above 64 that no PHP stream owns, as the
+     * engine's descriptors are in a plain harness: a target that closes
+     * every stream (get_resources()) cannot close it, so the harness
+     * reopens its stream from it, and the engine sees no end of file. Needs
+     * FFI (on in the CLI by default); without it, $fd itself.
+     */
+    private static function unownedCopy(int $fd): int
+    {
+        if ($fd < 0 || !\extension_loaded('ffi')) {
+            return $fd;
+        }
+        try {
+            $libc = \FFI::cdef('int fcntl(int fd, int cmd, ...);');
+            // F_DUPFD (0): the lowest free descriptor from FIRST_PRIVATE_FD on.
+            $copy = $libc->fcntl($fd, 0, self::FIRST_PRIVATE_FD);
+        } catch (\Throwable $e) {
+            return $fd;
+        }
+        return \is_int($copy) && $copy >= 0 ? $copy : $fd;
     }
 
     /** The lowest private descriptor of this process open on $path, else -1. */
