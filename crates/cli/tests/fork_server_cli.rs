@@ -44,7 +44,8 @@ fn php_processes_in(dir: &Path) -> Vec<String> {
     found
 }
 
-fn campaign(flags: &[&str]) -> (u64, u64) {
+/// (harness starts, forked, php-fuzz's stderr).
+fn campaign(flags: &[&str]) -> (u64, u64, String) {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path().canonicalize().unwrap();
     fs::copy(fixture("hostile-bench/crashy.php"), dir.join("target.php")).unwrap();
@@ -72,11 +73,6 @@ fn campaign(flags: &[&str]) -> (u64, u64) {
         "{}",
         run.all()
     );
-    assert!(
-        !run.stderr().contains("INFO: the fork server"),
-        "no fallback message: {}",
-        run.all()
-    );
     // Without the fork server, a spare harness still loading when php-fuzz
     // exits outlives it until its load ends (it then reads end of file).
     let mut left = php_processes_in(&dir);
@@ -88,19 +84,31 @@ fn campaign(flags: &[&str]) -> (u64, u64) {
         left = php_processes_in(&dir);
     }
     assert_eq!(left, Vec::<String>::new(), "orphans");
-    starts_and_forks(&run.stderr())
+    let (starts, forks) = starts_and_forks(&run.stderr());
+    (starts, forks, run.stderr())
 }
 
 #[test]
 fn a_target_that_exits_is_fuzzed_on_forked_harnesses_and_leaves_no_process_behind() {
-    let (starts, forks) = campaign(&[]);
+    let (starts, forks, stderr) = campaign(&[]);
     assert!(starts > 5, "the target exits often: {starts} starts");
     assert_eq!(forks, starts, "every harness was forked");
+    assert!(!stderr.contains("INFO: the fork server"), "{stderr}");
 }
 
 #[test]
 fn without_the_fork_server_every_harness_is_a_new_php() {
-    let (starts, forks) = campaign(&["--no-fork-server"]);
+    let (starts, forks, stderr) = campaign(&["--no-fork-server"]);
     assert!(starts > 5, "the target exits often: {starts} starts");
     assert_eq!(forks, 0);
+    assert!(!stderr.contains("INFO: the fork server"), "{stderr}");
+}
+
+#[test]
+fn without_pcntl_fork_harnesses_start_plainly_and_it_says_so_once() {
+    let (starts, forks, stderr) = campaign(&["--ini", "disable_functions=pcntl_fork"]);
+    assert!(starts > 5, "the target exits often: {starts} starts");
+    assert_eq!(forks, 0);
+    let said = "INFO: the fork server is unavailable (pcntl_fork() is not available); each harness starts a new php process";
+    assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
 }
