@@ -181,6 +181,12 @@ final class Harness
                 $this->runBatch($r->byteVectors(), $streaming);
             } elseif ($tag === Wire::REQ_MUTATE && $this->mutation !== null) {
                 $this->mutation->run($r);
+            } elseif ($tag === Wire::REQ_FORK_SERVER) {
+                $wire = (new ForkServer($this->wire))->serve();
+                if ($wire === null) {
+                    break;
+                }
+                $this->continueOn($wire);
             } elseif ($tag === Wire::REQ_SHUTDOWN) {
                 break;
             } else {
@@ -189,6 +195,15 @@ final class Harness
             }
         }
         $this->phase = 'done';
+    }
+
+    /** Goes on as the harness on $wire: a child the fork server forked starts clean. */
+    private function continueOn(Wire $wire): void
+    {
+        $this->wire = $wire;
+        $this->pid = \getmypid();
+        FuzzingContext::reset();
+        CmpLog::reset();
     }
 
     /**

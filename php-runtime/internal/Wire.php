@@ -20,6 +20,8 @@ final class Wire
     const REQ_SHUTDOWN = 3;
     const REQ_MUTATE = 4;
     const REQ_MUTATED = 5;
+    const REQ_FORK_SERVER = 6;
+    const REQ_FORK = 7;
 
     // Events, harness -> engine.
     const EV_READY = 0;
@@ -32,6 +34,9 @@ final class Wire
     const EV_MUTANTS = 7;
     const EV_MUTATE_REQUEST = 8;
     const EV_MUTATOR_FAILED = 9;
+    const EV_FORK_SERVING = 10;
+    const EV_FORKED = 11;
+    const EV_STARTED = 12;
 
     // Run statuses.
     const OK = 0;
@@ -69,21 +74,89 @@ final class Wire
     /** @var bool a frame is being written: signal handlers must not write now */
     private $sending = false;
 
-    private function __construct(int $inFd, int $outFd)
+    /**
+     * @param resource $in
+     * @param resource $out
+     */
+    private function __construct(int $inFd, int $outFd, $in, $out)
     {
         $this->inFd = $inFd;
         $this->outFd = $outFd;
-        $this->in = self::openFd($inFd, 'rb');
-        $this->out = self::openFd($outFd, 'wb');
+        $this->in = $in;
+        $this->out = $out;
     }
 
     /** Opens the pipes the engine passed as descriptors $inFd and $outFd, or returns null. */
     public static function open(int $inFd, int $outFd): ?self
     {
         try {
-            return new self($inFd, $outFd);
+            return new self($inFd, $outFd, self::openFd("php://fd/$inFd", 'rb'), self::openFd("php://fd/$outFd", 'wb'));
         } catch (\RuntimeException $e) {
             return null;
+        }
+    }
+
+    /**
+     * Opens the pipes of a forked harness (docs/protocol.md, "The fork
+     * server"): named pipes the engine made for it. Once open, they are
+     * this process's descriptors, found by the path they name, so a stream
+     * the target closes can be reopened as in open().
+     */
+    public static function openForked(string $inPath, string $outPath): ?self
+    {
+        $inPath = (string) \realpath($inPath);
+        $outPath = (string) \realpath($outPath);
+        try {
+            $in = self::openFd($inPath, 'rb');
+            $out = self::openFd($outPath, 'wb');
+        } catch (\RuntimeException $e) {
+            return null;
+        }
+        $inFd = self::unownedCopy(self::ownDescriptor($inPath));
+        $outFd = self::unownedCopy(self::ownDescriptor($outPath));
+        return new self($inFd, $outFd, $in, $out);
+    }
+
+    /**
+     * A copy of descriptor $fd above 64 that no PHP stream owns, as the
+     * engine's descriptors are in a plain harness: a target that closes
+     * every stream (get_resources()) cannot close it, so the harness
+     * reopens its stream from it, and the engine sees no end of file. Needs
+     * FFI (on in the CLI by default); without it, $fd itself.
+     */
+    private static function unownedCopy(int $fd): int
+    {
+        if ($fd < 0 || !\extension_loaded('ffi')) {
+            return $fd;
+        }
+        try {
+            $libc = \FFI::cdef('int fcntl(int fd, int cmd, ...);');
+            // F_DUPFD (0): the lowest free descriptor from FIRST_PRIVATE_FD on.
+            $copy = $libc->fcntl($fd, 0, self::FIRST_PRIVATE_FD);
+        } catch (\Throwable $e) {
+            return $fd;
+        }
+        return \is_int($copy) && $copy >= 0 ? $copy : $fd;
+    }
+
+    /** The lowest private descriptor of this process open on $path, else -1. */
+    private static function ownDescriptor(string $path): int
+    {
+        foreach (@\scandir('/proc/self/fd') ?: [] as $fd) {
+            if ((int) $fd >= self::FIRST_PRIVATE_FD && @\readlink("/proc/self/fd/$fd") === $path) {
+                return (int) $fd;
+            }
+        }
+        return -1;
+    }
+
+    /** Closes this process's streams of the pipes (a forked harness drops the fork server's). */
+    public function close(): void
+    {
+        foreach ([$this->in, $this->out] as $stream) {
+            if (\is_resource($stream)) {
+                \fclose($stream);
+            }
         }
     }
 
@@ -94,7 +167,7 @@ final class Wire
      *
      * @return resource
      */
-    private static function openFd(int $fd, string $mode)
+    private static function openFd(string $path, string $mode)
     {
         $fillers = [];
         for ($i = 3; $i < self::FIRST_PRIVATE_FD; $i++) {
@@ -104,12 +177,12 @@ final class Wire
             }
             $fillers[] = $filler;
         }
-        $stream = @\fopen("php://fd/$fd", $mode);
+        $stream = @\fopen($path, $mode);
         foreach ($fillers as $filler) {
             \fclose($filler);
         }
         if ($stream === false) {
-            throw new \RuntimeException("descriptor $fd is not open");
+            throw new \RuntimeException("$path cannot be opened");
         }
         \stream_set_read_buffer($stream, 0);
         \stream_set_write_buffer($stream, 0);
@@ -129,6 +202,19 @@ final class Wire
             $out .= \pack('P', \strlen($s)) . $s;
         }
         return $out;
+    }
+
+    /**
+     * Waits until the request pipe has bytes to read. A signal cuts a
+     * select() short, never a read (handlers restart it), so a process that
+     * waits here runs its signal handlers at once (the fork server does).
+     */
+    public function awaitInput(): void
+    {
+        do {
+            $read = [$this->in];
+            $write = $except = null;
+        } while (\is_resource($this->in) && @\stream_select($read, $write, $except, null) === false);
     }
 
     /** True while a frame is being written. */
@@ -160,7 +246,7 @@ final class Wire
     {
         if (!\is_resource($this->out)) {
             // The target closed the harness's stream; the descriptor is still ours.
-            $this->out = self::openFd($this->outFd, 'wb');
+            $this->out = self::openFd("php://fd/{$this->outFd}", 'wb');
         }
         $len = \strlen($bytes);
         $written = @\fwrite($this->out, $bytes);
@@ -208,11 +294,16 @@ final class Wire
         $buf = '';
         while (\strlen($buf) < $len) {
             if (!\is_resource($this->in)) {
-                $this->in = self::openFd($this->inFd, 'rb');
+                $this->in = self::openFd("php://fd/{$this->inFd}", 'rb');
             }
             $chunk = @\fread($this->in, $len - \strlen($buf));
             if ($chunk === false || ($chunk === '' && \feof($this->in))) {
                 return null;
+            }
+            if ($chunk === '') {
+                // A target made the pipe non-blocking (a forked harness shares
+                // the fork server's): wait for bytes rather than spin.
+                \stream_set_blocking($this->in, true);
             }
             $buf .= $chunk;
         }

@@ -12,6 +12,7 @@ require __DIR__ . '/Config.php';
 require __DIR__ . '/Wire.php';
 require __DIR__ . '/IncludeInterceptor.php';
 require __DIR__ . '/Harness.php';
+require __DIR__ . '/ForkServer.php';
 require __DIR__ . '/FatalStack.php';
 require __DIR__ . '/CustomMutation.php';
 foreach (['FuzzTest', 'Fuzzing', 'FuzzMethod', 'Replay', 'Bootstrap', 'FuzzTarget'] as $class) {

@@ -208,8 +208,8 @@ fn print_summary(out: &Output, s: &FuzzSummary) {
         s.corpus_dir.display()
     ));
     out.line(&format!(
-        "     harness started {} times ({} restarts for memory growth); peak RSS: engine {} MB, harness {} MB; seed {}",
-        s.harness_starts, s.memory_restarts, s.engine_peak_rss_mb, s.harness_peak_rss_mb, s.seed
+        "     harness started {} times ({} restarts for memory growth, {} forked by the fork server); peak RSS: engine {} MB, harness {} MB; seed {}",
+        s.harness_starts, s.memory_restarts, s.harness_forks, s.engine_peak_rss_mb, s.harness_peak_rss_mb, s.seed
     ));
     if let Some(cmp) = &s.cmp {
         out.line(&format!(

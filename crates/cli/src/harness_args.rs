@@ -44,6 +44,10 @@ pub struct HarnessArgs {
     /// Show what the target prints (discarded by default).
     #[arg(long)]
     pub show_output: bool,
+    /// Start a new php process for every harness instead of forking each one from a warm php
+    /// that loaded the target once (see docs/architecture.md, "The fork server").
+    #[arg(long)]
+    pub no_fork_server: bool,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,6 +174,7 @@ impl HarnessArgs {
         config.rss_limit_mb = self.rss_limit_mb;
         config.malloc_limit_mb = self.malloc_limit_mb.unwrap_or(0);
         config.forward_output = self.show_output;
+        config.fork_server = !self.no_fork_server;
         let style = match self.stub {
             StyleArg::Trace => StubStyle::Trace,
             StyleArg::EdgeMap => StubStyle::EdgeMap,

@@ -59,6 +59,8 @@ pub struct FuzzSummary {
     pub corpus_entries: usize,
     pub corpus_bytes: usize,
     pub harness_starts: u64,
+    /// Of the harness starts, those forked by the fork server.
+    pub harness_forks: u64,
     pub memory_restarts: u64,
     pub harness_peak_rss_mb: u64,
     pub engine_peak_rss_mb: u64,
@@ -149,6 +151,7 @@ struct Shared {
     started: Instant,
     harness_rss: AtomicU64,
     harness_starts: AtomicU64,
+    harness_forks: AtomicU64,
     memory_restarts: AtomicU64,
     harness_peak_rss: AtomicU64,
     dictionary: Dictionary,

@@ -23,6 +23,7 @@ mod lifecycle;
 /// is killed.
 const DIED_EXIT_GRACE: Duration = Duration::from_millis(50);
 
+use crate::fork_server::Forker;
 use crate::spare::Spare;
 /// How much of the raw trace of a run's coverage chunks is kept for triage.
 const CHUNK_TAIL_BYTES: usize = 16 * 1024;
@@ -51,6 +52,8 @@ pub struct RunResult<'a> {
 pub struct ExecutorStats {
     pub executions: u64,
     pub harness_starts: u64,
+    /// Of those, harnesses the fork server forked (the rest started `php`).
+    pub forks: u64,
     /// Restarts because memory grew across many runs; not bugs.
     pub memory_restarts: u64,
     /// Last measured RSS of the harness, in MiB.
@@ -82,6 +85,7 @@ pub struct Executor {
     stop: StopWhen,
     /// The next harness, loading while this one runs (after a first death).
     spare: Option<Spare>,
+    forker: Forker,
 }
 
 /// A submitted batch.
@@ -119,6 +123,7 @@ enum Interrupted {
 
 impl Executor {
     pub fn new(config: Arc<HarnessConfig>, sources: Arc<SourceServer>) -> Executor {
+        let config_fork_server = config.fork_server;
         Executor {
             config,
             sources,
@@ -135,6 +140,7 @@ impl Executor {
             cmp_log: Vec::new(),
             stop: StopWhen::default(),
             spare: None,
+            forker: Forker::new(config_fork_server),
         }
     }
 
@@ -176,6 +182,7 @@ impl Executor {
         if let Some(process) = self.process.take() {
             process.shutdown();
         }
+        self.forker.shutdown();
     }
 
     /// Runs every input of `batch` and calls `on_result` once per input, in order.

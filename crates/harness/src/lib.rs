@@ -8,6 +8,7 @@
 mod allocation;
 mod batch;
 mod executor;
+mod fork_server;
 mod groups;
 mod memory;
 mod mutation;
@@ -77,6 +78,10 @@ pub struct HarnessConfig {
     /// of a fatal error (one huge allocation) carries it. Slow: for
     /// re-running one input, never for fuzzing (the executor sets it).
     pub catch_fatal_stack: bool,
+    /// Fork each harness from a warm `php` that loaded the target once
+    /// (`--no-fork-server` turns it off); falls back to starting `php`
+    /// where PHP cannot fork (docs/architecture.md, "The fork server").
+    pub fork_server: bool,
 }
 
 impl HarnessConfig {
@@ -103,6 +108,7 @@ impl HarnessConfig {
             dedup_traces: false,
             max_stack_depth: 50_000,
             catch_fatal_stack: false,
+            fork_server: true,
         }
     }
 

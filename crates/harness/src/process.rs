@@ -1,24 +1,24 @@
 //! One `php` harness process and the two pipes to it.
 
-use std::collections::VecDeque;
+mod handle;
+mod stderr;
+
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use command_fds::{CommandFdExt, FdMapping};
 use rustix::event::{PollFd, PollFlags, poll};
-use rustix::process::{
-    Pid, Resource, Signal, WaitId, WaitIdOptions, getrlimit, kill_process, kill_process_group,
-    waitid,
-};
+use rustix::process::{Pid, Resource, Signal, getrlimit, kill_process, kill_process_group};
+
+pub(crate) use handle::{Handle, describe_status};
+pub(crate) use stderr::StderrTail;
 
 use crate::groups::LiveGroup;
 use crate::protocol::{self, Event, HEADER_BYTES, Header, MAGIC, Request};
@@ -27,8 +27,6 @@ use crate::{HarnessConfig, HarnessError, LoadFailure, Problem};
 
 /// Pipe capacity asked for; Linux caps it at /proc/sys/fs/pipe-max-size.
 const PIPE_BYTES: usize = 1 << 20;
-/// How much of the harness's stderr is kept for crash reports.
-const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How often a wait for the harness wakes up to check its memory.
 pub(crate) const POLL_SLICE: Duration = Duration::from_millis(50);
 /// A read buffer grown past this for one large frame shrinks back afterwards.
@@ -94,7 +92,7 @@ pub(crate) enum Wait {
 }
 
 pub(crate) struct HarnessProcess {
-    child: Child,
+    handle: Handle,
     pid: Pid,
     requests: File,
     events: File,
@@ -114,8 +112,7 @@ pub(crate) struct HarnessProcess {
     start: usize,
     end: usize,
     pub(crate) frame: (usize, usize),
-    stderr: Arc<Mutex<VecDeque<u8>>>,
-    stderr_thread: Option<JoinHandle<()>>,
+    stderr: StderrTail,
     pub(crate) info: TargetInfo,
     status: Option<ExitStatus>,
     /// Listed until the harness is reaped (fields drop after `Drop::drop`).
@@ -128,16 +125,7 @@ impl HarnessProcess {
         config: &HarnessConfig,
         sources: &SourceServer,
     ) -> Result<HarnessProcess, HarnessError> {
-        let (requests_read, requests_write) = io::pipe().map_err(HarnessError::Spawn)?;
-        let (events_read, events_write) = io::pipe().map_err(HarnessError::Spawn)?;
-        // Bigger pipes mean fewer wake-ups per batch; the default is 64 KiB.
-        for pipe in [requests_write.as_fd(), events_write.as_fd()] {
-            let _ = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_BYTES);
-        }
-        let flags =
-            rustix::fs::fcntl_getfl(&requests_write).map_err(|e| HarnessError::Spawn(e.into()))?;
-        rustix::fs::fcntl_setfl(&requests_write, flags | rustix::fs::OFlags::NONBLOCK)
-            .map_err(|e| HarnessError::Spawn(e.into()))?;
+        let pipes = Pipes::new().map_err(HarnessError::Spawn)?;
         let (request_fd, event_fd) = pipe_descriptors();
         let mut command = Command::new(&config.php.path);
         command
@@ -183,11 +171,11 @@ impl HarnessProcess {
         command
             .fd_mappings(vec![
                 FdMapping {
-                    parent_fd: OwnedFd::from(requests_read),
+                    parent_fd: pipes.child_requests,
                     child_fd: request_fd,
                 },
                 FdMapping {
-                    parent_fd: OwnedFd::from(events_write),
+                    parent_fd: pipes.child_events,
                     child_fd: event_fd,
                 },
             ])
@@ -196,47 +184,16 @@ impl HarnessProcess {
         // The child holds its own copies; drop ours so EOF is seen when it dies.
         drop(command);
 
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let stderr_thread = child.stderr.take().map(|pipe| {
-            let tail = Arc::clone(&stderr);
-            std::thread::Builder::new()
-                .name("php-fuzz-harness-stderr".into())
-                .spawn(move || drain_stderr(pipe, &tail))
-                .expect("spawning a thread")
-        });
+        let stderr = StderrTail::drain(child.stderr.take());
         let pid = Pid::from_child(&child);
-        let mut process = HarnessProcess {
-            child,
+        let mut process = HarnessProcess::new(
+            Handle::Spawned(child),
             pid,
-            _group: LiveGroup::register(pid),
-            requests: File::from(OwnedFd::from(requests_write)),
-            events: File::from(OwnedFd::from(events_read)),
-            request_buf: Vec::new(),
-            requests_sent: 0,
-            events_seen: 0,
-            max_frame: (config.rss_limit_mb.max(64) as usize) << 20,
-            event_fd,
-            outbox: Vec::new(),
-            outbox_sent: 0,
-            buf: vec![0; 64 * 1024],
-            start: 0,
-            end: 0,
-            frame: (0, 0),
+            (pipes.requests, pipes.events),
             stderr,
-            stderr_thread,
-            info: TargetInfo {
-                php_version: String::new(),
-                signals: false,
-                max_len: None,
-                dictionaries: Vec::new(),
-                allowed_exceptions: Vec::new(),
-                load_warnings: Vec::new(),
-                load_coverage: Vec::new(),
-                grammar: None,
-                custom: CustomHooks::default(),
-            },
-            status: None,
-        };
+            event_fd,
+            config,
+        );
         let target = config.target.as_os_str().as_bytes();
         let init = Request::Init {
             target,
@@ -256,6 +213,49 @@ impl HarnessProcess {
         }
         process.wait_ready(config, sources)?;
         Ok(process)
+    }
+
+    /// A process whose pipes are `requests` and `events`: one this engine
+    /// started, or one its fork server forked.
+    pub(crate) fn new(
+        handle: Handle,
+        pid: Pid,
+        (requests, events): (OwnedFd, OwnedFd),
+        stderr: StderrTail,
+        event_fd: i32,
+        config: &HarnessConfig,
+    ) -> HarnessProcess {
+        HarnessProcess {
+            handle,
+            pid,
+            _group: LiveGroup::register(pid),
+            requests: File::from(requests),
+            events: File::from(events),
+            request_buf: Vec::new(),
+            requests_sent: 0,
+            events_seen: 0,
+            max_frame: (config.rss_limit_mb.max(64) as usize) << 20,
+            event_fd,
+            outbox: Vec::new(),
+            outbox_sent: 0,
+            buf: vec![0; 64 * 1024],
+            start: 0,
+            end: 0,
+            frame: (0, 0),
+            stderr,
+            info: TargetInfo {
+                php_version: String::new(),
+                signals: false,
+                max_len: None,
+                dictionaries: Vec::new(),
+                allowed_exceptions: Vec::new(),
+                load_warnings: Vec::new(),
+                load_coverage: Vec::new(),
+                grammar: None,
+                custom: CustomHooks::default(),
+            },
+            status: None,
+        }
     }
 
     fn wait_ready(
@@ -350,7 +350,7 @@ impl HarnessProcess {
                 Event::LoadFailed { problem } => {
                     let problem = Problem::from_wire(&problem);
                     self.consume_frame();
-                    let _ = self.child.wait();
+                    self.status = self.handle.reap(self.pid);
                     return Err(HarnessError::Load(Box::new(LoadFailure {
                         target: config.target.clone(),
                         summary: problem.headline(),
@@ -433,7 +433,7 @@ impl HarnessProcess {
 
     /// Blocks until every queued request is in the pipe (used while loading,
     /// where the harness reads each request before doing anything else).
-    fn flush_outbox(&mut self) -> io::Result<()> {
+    pub(crate) fn flush_outbox(&mut self) -> io::Result<()> {
         while self.outbox_sent < self.outbox.len() {
             self.pump_outbox()?;
             if self.outbox_sent < self.outbox.len() {
@@ -561,9 +561,12 @@ impl HarnessProcess {
     /// What lies where a frame should start, for the report.
     fn describe_garbage(&self) -> String {
         let bytes = &self.buf[self.start..self.end.min(self.start + 48)];
+        let pipe = match self.event_fd {
+            fd if fd >= 0 => format!("the event pipe (descriptor {fd})"),
+            _ => "the event pipe".to_string(),
+        };
         format!(
-            "the event pipe (descriptor {}) carried bytes that are not a php-fuzz frame: \"{}\"",
-            self.event_fd,
+            "{pipe} carried bytes that are not a php-fuzz frame: \"{}\"",
             bytes.escape_ascii()
         )
     }
@@ -581,6 +584,41 @@ impl HarnessProcess {
                 self.buf = vec![0; 64 * 1024];
             }
         }
+    }
+
+    /// A forked harness's first frame, `Started`, on its own pipes: once
+    /// it has come, the harness holds them (see `ForkServer::fork`).
+    pub(crate) fn wait_started(&mut self, deadline: Instant) -> Result<(), String> {
+        loop {
+            match self.wait_frame(Some(deadline)).map_err(|e| e.to_string())? {
+                Wait::Frame => break,
+                Wait::Idle if Instant::now() < deadline => {}
+                Wait::Idle => return Err("the forked harness did not start in time".into()),
+                Wait::Eof => return Err("the forked harness died at start".into()),
+                Wait::Garbage(what) => return Err(what),
+            }
+        }
+        let started = matches!(
+            protocol::decode_event(self.frame_bytes()),
+            Ok(Event::Started { pid }) if pid as i32 == self.pid.as_raw_nonzero().get()
+        );
+        self.consume_frame();
+        match started {
+            true => Ok(()),
+            false => Err("the forked harness's first frame was not Started".into()),
+        }
+    }
+
+    /// Swaps the pipes for others to the same harness (a forked harness's
+    /// one-way ends, once it has opened its own); nothing may be in flight.
+    pub(crate) fn replace_pipes(&mut self, requests: OwnedFd, events: OwnedFd) {
+        self.requests = File::from(requests);
+        self.events = File::from(events);
+    }
+
+    /// The server's stderr tail, emptied, for a harness it forks.
+    pub(crate) fn share_stderr(&self) -> StderrTail {
+        self.stderr.share_cleared()
     }
 
     /// Resident memory of the harness, in MiB.
@@ -602,12 +640,7 @@ impl HarnessProcess {
 
     /// The harness exited (it is not reaped yet, so its pid and group stay ours).
     fn has_exited(&self) -> bool {
-        self.status.is_some()
-            || waitid(
-                WaitId::Pid(self.pid),
-                WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT,
-            )
-            .is_ok_and(|status| status.is_some())
+        self.status.is_some() || self.handle.has_exited(self.pid)
     }
 
     /// Kills the harness and whatever the target forked that stayed in its
@@ -615,7 +648,7 @@ impl HarnessProcess {
     pub(crate) fn kill(&mut self) {
         if self.status.is_none() {
             let _ = kill_process_group(self.pid, Signal::KILL);
-            self.status = self.child.wait().ok();
+            self.status = self.handle.reap(self.pid);
         }
     }
 
@@ -636,23 +669,7 @@ impl HarnessProcess {
     /// The last lines the harness wrote to stderr. Waits briefly for the
     /// drain thread so that a dying process's last words are included.
     pub(crate) fn stderr_tail(&mut self) -> String {
-        if self.status.is_some()
-            && let Some(thread) = self.stderr_thread.take()
-        {
-            let until = Instant::now() + Duration::from_millis(500);
-            while !thread.is_finished() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            if thread.is_finished() {
-                let _ = thread.join();
-            }
-        }
-        let tail = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
-        let (a, b) = tail.as_slices();
-        let mut bytes = Vec::with_capacity(a.len() + b.len());
-        bytes.extend_from_slice(a);
-        bytes.extend_from_slice(b);
-        String::from_utf8_lossy(&bytes).into_owned()
+        self.stderr.text(self.status.is_some())
     }
 
     /// Asks the harness to exit and reaps it.
@@ -687,42 +704,30 @@ fn style_code(style: php_fuzz_instrument::StubStyle) -> u8 {
     }
 }
 
-fn drain_stderr(mut pipe: impl Read, tail: &Mutex<VecDeque<u8>>) {
-    let mut chunk = [0u8; 8192];
-    loop {
-        match pipe.read(&mut chunk) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
-                tail.extend(&chunk[..n]);
-                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
-                tail.drain(..excess);
-            }
+/// A new pair of pipes to a harness: the engine's ends, and the harness's
+/// ends (the engine holds those only until the harness has them).
+pub(crate) struct Pipes {
+    pub(crate) requests: OwnedFd,
+    pub(crate) events: OwnedFd,
+    pub(crate) child_requests: OwnedFd,
+    pub(crate) child_events: OwnedFd,
+}
+
+impl Pipes {
+    pub(crate) fn new() -> io::Result<Pipes> {
+        let (requests_read, requests_write) = io::pipe()?;
+        let (events_read, events_write) = io::pipe()?;
+        // Bigger pipes mean fewer wake-ups per batch; the default is 64 KiB.
+        for pipe in [requests_write.as_fd(), events_write.as_fd()] {
+            let _ = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_BYTES);
         }
-    }
-}
-
-pub(crate) fn describe_status(status: Option<ExitStatus>) -> String {
-    match status {
-        None => "exit status unknown".to_string(),
-        Some(status) => match (status.code(), status.signal()) {
-            (Some(code), _) => format!("exit code {code}"),
-            (None, Some(signal)) => format!("killed by signal {signal} ({})", signal_name(signal)),
-            _ => status.to_string(),
-        },
-    }
-}
-
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        13 => "SIGPIPE",
-        15 => "SIGTERM",
-        _ => "signal",
+        let flags = rustix::fs::fcntl_getfl(&requests_write)?;
+        rustix::fs::fcntl_setfl(&requests_write, flags | rustix::fs::OFlags::NONBLOCK)?;
+        Ok(Pipes {
+            requests: requests_write.into(),
+            events: events_read.into(),
+            child_requests: requests_read.into(),
+            child_events: events_write.into(),
+        })
     }
 }

@@ -17,7 +17,7 @@ pub fn config() -> impl bincode::config::Config {
 }
 
 /// Bumped whenever the layout changes; both sides come from one binary.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The first bytes of every frame, `F5 70 66 02`: 0xF5 never occurs in
 /// UTF-8, so text a target writes into a pipe is never taken for a frame.
@@ -80,6 +80,14 @@ pub enum Request<'a> {
     /// Reply to `MutateRequest`: the built-in mutators' output.
     Mutated {
         data: &'a [u8],
+    },
+    /// To a loaded harness: become the fork server (answered by `ForkServing`).
+    ForkServer,
+    /// To the fork server: fork a harness, which opens the named pipes at
+    /// these paths as its requests and events pipes.
+    Fork {
+        request_path: &'a [u8],
+        event_path: &'a [u8],
     },
 }
 
@@ -174,6 +182,21 @@ pub enum Event<'a> {
     /// The custom mutator or crossover threw or raised a warning.
     MutatorFailed {
         problem: Problem<'a>,
+    },
+    /// Answer to `ForkServer`: serving, or why not (the harness then goes
+    /// on as a plain harness).
+    ForkServing {
+        available: bool,
+        reason: &'a [u8],
+    },
+    /// Answer to `Fork`: the child's pid, or 0 and why the fork failed.
+    Forked {
+        pid: u32,
+        error: &'a [u8],
+    },
+    /// A forked harness's first frame on its own pipes.
+    Started {
+        pid: u32,
     },
 }
 

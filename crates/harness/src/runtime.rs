@@ -20,6 +20,7 @@ const FILES: &[(&str, &str)] = &[
     ("main.php", runtime_file!("internal/main.php")),
     ("Harness.php", runtime_file!("internal/Harness.php")),
     ("FatalStack.php", runtime_file!("internal/FatalStack.php")),
+    ("ForkServer.php", runtime_file!("internal/ForkServer.php")),
     ("Config.php", runtime_file!("php-fuzzer/Config.php")),
     ("Wire.php", runtime_file!("internal/Wire.php")),
     (

@@ -332,6 +332,7 @@ fn share(parts: Parts, feedbacks: Vec<Option<CmpFeedback>>) -> Campaign {
         started: parts.started,
         harness_rss: AtomicU64::new(0),
         harness_starts: AtomicU64::new(0),
+        harness_forks: AtomicU64::new(0),
         memory_restarts: AtomicU64::new(0),
         harness_peak_rss: AtomicU64::new(0),
         dictionary: parts.dictionary,

@@ -68,6 +68,7 @@ fn summarize(shared: &Shared) -> Result<FuzzSummary, EngineError> {
         corpus_entries: state.corpus.len(),
         corpus_bytes: state.corpus.total_bytes(),
         harness_starts: shared.harness_starts.load(Ordering::Relaxed),
+        harness_forks: shared.harness_forks.load(Ordering::Relaxed),
         memory_restarts: shared.memory_restarts.load(Ordering::Relaxed),
         harness_peak_rss_mb: shared.harness_peak_rss.load(Ordering::Relaxed),
         engine_peak_rss_mb: crate::output::own_peak_rss_mb(),

@@ -86,7 +86,7 @@ fn worker_loop(
         .custom
         .as_ref()
         .map(|setup| CustomMutation::new(setup, shared.dictionary.clone()));
-    let mut last_counts = (0, 0);
+    let mut last_counts = (0, 0, 0);
     let mut current = first;
     let mut next = Scratch::new();
     next.batch_size = current.batch_size;
@@ -162,18 +162,21 @@ fn run_reloaded(
     Ok(())
 }
 
-/// Adds the harness starts and memory restarts since `last` (as of the
-/// previous call) to the campaign's counts.
-fn count_harness_starts(shared: &Shared, executor: &Executor, last: &mut (u64, u64)) {
-    let (last_starts, last_restarts) = *last;
+/// Adds the harness starts, forks and memory restarts since `last` (as of
+/// the previous call) to the campaign's counts.
+fn count_harness_starts(shared: &Shared, executor: &Executor, last: &mut (u64, u64, u64)) {
+    let (last_starts, last_forks, last_restarts) = *last;
     let stats = executor.stats();
     shared
         .harness_starts
         .fetch_add(stats.harness_starts - last_starts, Ordering::Relaxed);
     shared
+        .harness_forks
+        .fetch_add(stats.forks - last_forks, Ordering::Relaxed);
+    shared
         .memory_restarts
         .fetch_add(stats.memory_restarts - last_restarts, Ordering::Relaxed);
-    *last = (stats.harness_starts, stats.memory_restarts);
+    *last = (stats.harness_starts, stats.forks, stats.memory_restarts);
 }
 
 /// Hands a worker's error and comparison counts to the campaign, and stops

@@ -18,7 +18,7 @@ impl Executor {
     /// harness every time, and should not wait for it).
     pub fn retire_process(&mut self) {
         self.drop_process_and_queue();
-        if self.spare.is_none() && self.info.is_some() {
+        if self.spare.is_none() && self.info.is_some() && !self.forker.serving() {
             let config = Arc::clone(&self.config);
             self.spare = Some(Spare::start(config, Arc::clone(&self.sources)));
         }
@@ -30,17 +30,21 @@ impl Executor {
         }
         let mut failures = 0;
         loop {
-            let spawned = match self.spare.take().and_then(Spare::take) {
-                Some(spawned) => spawned,
-                None => HarnessProcess::spawn(&self.config, &self.sources),
+            let spawned = match self.forker.next(&self.config, &self.sources) {
+                Some(forked) => forked,
+                None => match self.spare.take().and_then(Spare::take) {
+                    Some(spawned) => spawned,
+                    None => HarnessProcess::spawn(&self.config, &self.sources),
+                },
             };
             match spawned {
                 Ok(process) => {
                     self.stats.harness_starts += 1;
+                    self.stats.forks = self.forker.forks;
                     let restart = self.info.is_some();
                     self.info = Some(process.info.clone());
                     self.process = Some(process);
-                    if restart {
+                    if restart && !self.forker.serving() {
                         // This target kills its harness: have the next one ready.
                         let config = Arc::clone(&self.config);
                         self.spare = Some(Spare::start(config, Arc::clone(&self.sources)));
