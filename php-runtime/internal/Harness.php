@@ -51,6 +51,10 @@ final class Harness
     private $style = self::STYLE_TRACE;
     /** @var int */
     private $timeoutNs = 0;
+    /** Past this (0: never), a SIGALRM asks where the run is and lets it go on. */
+    private $stuckNs = 0;
+    /** The start of the run whose place was sent (one Stuck per run). */
+    private $stuckSentFor = -1;
     /** @var int */
     private $flushIntervalNs = 0;
     /** @var bool */
@@ -129,7 +133,7 @@ final class Harness
             if ($this->warning === null) {
                 $frames = \debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS);
                 \array_shift($frames);
-                $this->warning = $this->problem(self::errorName($type), $message, $file, $line, $frames);
+                $this->warning = $this->problem(ProblemText::errorName($type), $message, $file, $line, $frames);
             }
             throw new WarningRaised(IncludeInterceptor::withNativeReasons($message));
         };
@@ -178,6 +182,7 @@ final class Harness
             if ($tag === Wire::REQ_RUN) {
                 $streaming = $r->u8() === 1;
                 $this->timeoutNs = $r->u64() * 1000000;
+                $this->stuckNs = $r->u64() * 1000000;
                 $this->runBatch($r->byteVectors(), $streaming);
             } elseif ($tag === Wire::REQ_MUTATE && $this->mutation !== null) {
                 $this->mutation->run($r);
@@ -256,7 +261,7 @@ final class Harness
             if (\error_reporting() & $type) {
                 $frames = \debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS);
                 \array_shift($frames);
-                $this->loadWarnings[] = $this->problem(self::errorName($type), $message, $file, $line, $frames);
+                $this->loadWarnings[] = $this->problem(ProblemText::errorName($type), $message, $file, $line, $frames);
             }
             return false;
         });
@@ -549,6 +554,9 @@ final class Harness
         }
         $elapsed = \hrtime(true) - $this->runStart;
         if ($elapsed < $this->timeoutNs) {
+            if ($this->stuckNs > 0 && $elapsed >= $this->stuckNs && $this->stuckSentFor !== $this->runStart) {
+                $this->sendStuck($elapsed, $file, $line, $calls);
+            }
             // Time spent waiting for instrumented source does not count; the engine asks again.
             return;
         }
@@ -563,6 +571,27 @@ final class Harness
         );
         $this->die(Wire::TIMEOUT, $problem);
         \posix_kill(\getmypid(), \SIGKILL);
+    }
+
+    /**
+     * Past the engine's known-hang limit: says where the run is, and goes on.
+     * The engine stops the run if a known hang was stuck there, else lets it
+     * reach the timeout. What finished before is sent first.
+     */
+    private function sendStuck(int $elapsed, string $file, int $line, array $calls): void
+    {
+        $this->stuckSentFor = $this->runStart;
+        $this->flush();
+        $millis = \intdiv($elapsed, 1000000);
+        $problem = $this->problem(
+            'Timeout',
+            "the target ran for {$millis} ms, past the known-hang limit",
+            $file,
+            $line,
+            \array_slice($calls, 0, self::REPORT_CALLS),
+            \count($calls) > self::REPORT_CALLS
+        );
+        $this->send(\pack('VV', Wire::EV_STUCK, $this->index) . $problem);
     }
 
     /**
@@ -627,9 +656,15 @@ final class Harness
      */
     private function interruptedAt(array $frames): array
     {
-        // [0] this method's caller, [1] the closure pcntl called at the interrupted line.
-        $top = $frames[1] ?? [];
-        return [$top['file'] ?? '', $top['line'] ?? 0, \array_slice($frames, 2)];
+        // [0] this method's caller, [1] the closure pcntl called at the
+        // interrupted line; one that landed in php-fuzz's own code (a trace
+        // drain) is placed at the target's call into it.
+        $at = 1;
+        while (isset($frames[$at + 1]) && \strncmp($frames[$at]['file'] ?? '', $this->runtimeDir, \strlen($this->runtimeDir)) === 0) {
+            $at++;
+        }
+        $top = $frames[$at] ?? [];
+        return [$top['file'] ?? '', $top['line'] ?? 0, \array_slice($frames, $at + 1)];
     }
 
     /** @param list<array<string, mixed>> $calls */
@@ -674,7 +709,7 @@ final class Harness
         }
         if ($this->phase === 'load') {
             $problem = $fatal !== null
-                ? $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], [])
+                ? $this->problem(ProblemText::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], [])
                 : $this->problem('Exit', 'the target file called exit() or die() while loading', '', 0, []);
             $this->send(\pack('V', Wire::EV_LOAD_FAILED) . $problem);
             return;
@@ -688,7 +723,7 @@ final class Harness
             // PHP's own time limit: a target's set_time_limit(), or the engine's SIGPROF.
             $timeout = \strpos($fatal['message'], 'Maximum execution time') === 0;
             $status = $oom ? Wire::OUT_OF_MEMORY : ($timeout ? Wire::TIMEOUT : Wire::FATAL);
-            $problem = $this->problem(self::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], FatalStack::calls($fatal));
+            $problem = $this->problem(ProblemText::errorName($fatal['type']), $fatal['message'], $fatal['file'], $fatal['line'], FatalStack::calls($fatal));
         } elseif ($this->running) {
             $status = Wire::EXIT;
             $problem = $this->problem('Exit', 'the target called exit() or die()', '', 0, []);
@@ -738,7 +773,7 @@ final class Harness
         $frames = [];
         $where = [$file, $line];
         foreach ($calls as $call) {
-            $frames[] = [$where[0], $where[1], self::functionName($call)];
+            $frames[] = [$where[0], $where[1], ProblemText::functionName($call)];
             $callFile = $call['file'] ?? '';
             if ($callFile !== '' && \strncmp($callFile, $this->runtimeDir, \strlen($this->runtimeDir)) === 0) {
                 $where = null;
@@ -757,39 +792,5 @@ final class Harness
         }
         return Wire::bytes($class) . Wire::bytes($message) . Wire::bytes($file) . \pack('V', $line)
             . Wire::bytes($trace) . $encoded;
-    }
-
-    /** @param array<string, mixed> $call */
-    private static function functionName(array $call): string
-    {
-        $function = $call['function'] ?? '{main}';
-        if (isset($call['class'])) {
-            return $call['class'] . ($call['type'] ?? '::') . $function . '()';
-        }
-        return \in_array($function, ['include', 'include_once', 'require', 'require_once'], true)
-            ? $function
-            : $function . '()';
-    }
-
-    public static function errorName(int $type): string
-    {
-        switch ($type) {
-            case \E_ERROR: return 'Fatal error';
-            case \E_WARNING: return 'Warning';
-            case \E_PARSE: return 'Parse error';
-            case \E_NOTICE: return 'Notice';
-            case \E_CORE_ERROR: return 'Core error';
-            case \E_CORE_WARNING: return 'Core warning';
-            case \E_COMPILE_ERROR: return 'Compile error';
-            case \E_COMPILE_WARNING: return 'Compile warning';
-            case \E_USER_ERROR: return 'User error';
-            case \E_USER_WARNING: return 'User warning';
-            case \E_USER_NOTICE: return 'User notice';
-            case 2048: return 'Strict standards';
-            case \E_RECOVERABLE_ERROR: return 'Recoverable error';
-            case \E_DEPRECATED: return 'Deprecated';
-            case \E_USER_DEPRECATED: return 'User deprecated';
-        }
-        return "Error $type";
     }
 }

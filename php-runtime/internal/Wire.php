@@ -37,6 +37,7 @@ final class Wire
     const EV_FORK_SERVING = 10;
     const EV_FORKED = 11;
     const EV_STARTED = 12;
+    const EV_STUCK = 13;
 
     // Run statuses.
     const OK = 0;

@@ -11,6 +11,7 @@ require __DIR__ . '/FuzzedDataProvider.php';
 require __DIR__ . '/Config.php';
 require __DIR__ . '/Wire.php';
 require __DIR__ . '/IncludeInterceptor.php';
+require __DIR__ . '/ProblemText.php';
 require __DIR__ . '/Harness.php';
 require __DIR__ . '/ForkServer.php';
 require __DIR__ . '/FatalStack.php';

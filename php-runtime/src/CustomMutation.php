@@ -75,7 +75,7 @@ final class CustomMutation
             if ($this->warning === null) {
                 $frames = \debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS);
                 \array_shift($frames);
-                $this->warning = ($this->problem)(Harness::errorName($type), $message, $file, $line, $frames);
+                $this->warning = ($this->problem)(ProblemText::errorName($type), $message, $file, $line, $frames);
             }
             throw new MutatorWarning($message);
         });

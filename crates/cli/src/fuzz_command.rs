@@ -211,6 +211,12 @@ fn print_summary(out: &Output, s: &FuzzSummary) {
         "     harness started {} times ({} restarts for memory growth, {} forked by the fork server); peak RSS: engine {} MB, harness {} MB; seed {}",
         s.harness_starts, s.memory_restarts, s.harness_forks, s.engine_peak_rss_mb, s.harness_peak_rss_mb, s.seed
     ));
+    if s.known_hang_stops > 0 {
+        out.line(&format!(
+            "     {} runs stopped early, stuck where a known hang was (docs/hardening.md, \"Known hangs\")",
+            s.known_hang_stops
+        ));
+    }
     if let Some(cmp) = &s.cmp {
         out.line(&format!(
             "     comparison feedback: {} inputs traced, {} I2S candidates; dictionaries: {} words from the source, {} in the auto-dictionary",

@@ -159,3 +159,40 @@ fn an_adapted_timeout_reaches_the_reproduce_command_of_a_hang() {
     let reproduce = report["reproduce"].as_str().unwrap();
     assert!(reproduce.contains("--timeout 4"), "{reproduce}");
 }
+
+#[test]
+fn a_hang_already_found_is_stopped_at_the_known_hang_limit() {
+    // Every input but 'W' and 'S' returns at once; 'A' spins forever. The
+    // seed 'A' is the hang, found at the 2 s timeout; mutants that are 'A'
+    // again (a one-byte input mutates into it often) stop at the limit.
+    let (run, dir) = fuzz_briefly(
+        fixture("hostile/known_hangs.php").to_str().unwrap(),
+        &[("hang", b"A"), ("quick", b"x")],
+        &[
+            "--timeout",
+            "2",
+            "--max-time",
+            "8",
+            "--max-len",
+            "1",
+            "--artifact-dir",
+            "artifacts",
+        ],
+    );
+    assert_eq!(run.code(), 70, "a timeout: {}", run.all());
+    let stops: u64 = run
+        .stderr()
+        .lines()
+        .find_map(|l| l.trim().strip_suffix(" runs stopped early, stuck where a known hang was (docs/hardening.md, \"Known hangs\")"))
+        .unwrap_or_else(|| panic!("no known-hang stops:\n{}", run.all()))
+        .parse()
+        .unwrap();
+    assert!(stops >= 1, "{}", run.all());
+    assert!(
+        run.stderr().contains("==== 1 distinct crashes"),
+        "{}",
+        run.all()
+    );
+    let found = fs::read_dir(dir.path().join("artifacts")).unwrap().count();
+    assert_eq!(found, 2, "one timeout, its input and report: {}", run.all());
+}

@@ -62,6 +62,8 @@ pub struct FuzzSummary {
     /// Of the harness starts, those forked by the fork server.
     pub harness_forks: u64,
     pub memory_restarts: u64,
+    /// Runs stopped at the known-hang limit, stuck where a known hang was.
+    pub known_hang_stops: u64,
     pub harness_peak_rss_mb: u64,
     pub engine_peak_rss_mb: u64,
     /// Distinct crashes hit this session, new or saved by an earlier one.
@@ -153,6 +155,7 @@ struct Shared {
     harness_starts: AtomicU64,
     harness_forks: AtomicU64,
     memory_restarts: AtomicU64,
+    known_hang_stops: AtomicU64,
     harness_peak_rss: AtomicU64,
     dictionary: Dictionary,
     /// Entries other php-fuzz processes wrote, found by --reload, to be run.

@@ -18,6 +18,9 @@ use crate::{Batch, Crash, CrashKind, HarnessConfig, HarnessError, Problem, StopW
 use crate::{allocation, triage};
 
 mod lifecycle;
+mod stuck;
+
+pub use stuck::KnownHang;
 
 /// How long a harness that sent `Died` may take to exit before its group
 /// is killed.
@@ -59,6 +62,8 @@ pub struct ExecutorStats {
     /// Last measured RSS of the harness, in MiB.
     pub rss_mb: u64,
     pub peak_rss_mb: u64,
+    /// Runs stopped at the known-hang limit, where a known hang was stuck.
+    pub known_hang_stops: u64,
 }
 
 pub struct Executor {
@@ -86,6 +91,7 @@ pub struct Executor {
     /// The next harness, loading while this one runs (after a first death).
     spare: Option<Spare>,
     forker: Forker,
+    stuck: Option<stuck::StuckLimit>,
 }
 
 /// A submitted batch.
@@ -141,6 +147,7 @@ impl Executor {
             stop: StopWhen::default(),
             spare: None,
             forker: Forker::new(config_fork_server),
+            stuck: None,
         }
     }
 
@@ -348,6 +355,10 @@ impl Executor {
     /// Writes the Run request for `batch[start..end]`; false if the
     /// harness is gone (the receive that follows then reports its death).
     fn send(&mut self, batch: &Batch, start: usize, end: usize, streaming: bool) -> bool {
+        let stuck_ms = match self.stuck_limit() {
+            Some(limit) if !streaming => limit.as_millis().max(1) as u64,
+            _ => 0,
+        };
         let Some(process) = self.process.as_mut() else {
             return false;
         };
@@ -357,6 +368,7 @@ impl Executor {
             .send(&Request::Run {
                 streaming,
                 timeout_ms: self.config.timeout.as_millis().max(1) as u64,
+                stuck_ms,
                 inputs: InputList {
                     data,
                     ends: &self.ends,
@@ -514,7 +526,8 @@ impl Executor {
             Instant::now(),
             self.baseline_rss,
         )
-        .streaming(streaming);
+        .streaming(streaming)
+        .stuck_limit(self.stuck_limit());
         let mut last_poll = Instant::now();
         let interrupted = loop {
             if reported == count {
@@ -609,6 +622,25 @@ impl Executor {
                     let path = path.to_vec();
                     process.answer_source_request(&path, &self.sources)?;
                     watch.heard(Instant::now());
+                }
+                Event::Stuck { index, problem } => {
+                    let (index, problem) = (index as usize, Problem::from_wire(&problem));
+                    process.consume_frame();
+                    if index != reported {
+                        break Some(Interrupted::Unexplained(triage::protocol_violation(
+                            format!("a stuck run {index} where {reported} was next"),
+                            String::new(),
+                        )));
+                    }
+                    if let Some(crash) = self.known_hang(problem) {
+                        process.kill();
+                        break Some(Interrupted::Died {
+                            index: start + index,
+                            crash,
+                            retry_alone: false,
+                            last: Vec::new(),
+                        });
+                    }
                 }
                 Event::Died {
                     index,

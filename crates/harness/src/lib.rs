@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 pub use allocation::{LARGE_ALLOCATION, MALLOC_LIMIT, requested_bytes};
 pub use batch::Batch;
-pub use executor::{Executor, ExecutorStats, RunResult};
+pub use executor::{Executor, ExecutorStats, KnownHang, RunResult};
 pub use groups::kill_all_harnesses;
 pub use memory::{own_peak_rss_mb, own_rss_mb};
 pub use mutation::{BuiltinMutation, MutatorFailure, MutatorProcess};

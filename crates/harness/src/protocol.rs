@@ -17,7 +17,7 @@ pub fn config() -> impl bincode::config::Config {
 }
 
 /// Bumped whenever the layout changes; both sides come from one binary.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The first bytes of every frame, `F5 70 66 02`: 0xF5 never occurs in
 /// UTF-8, so text a target writes into a pipe is never taken for a frame.
@@ -67,6 +67,10 @@ pub enum Request<'a> {
         /// The timeout of this batch's runs (it may change after the
         /// seeds, see `--timeout`).
         timeout_ms: u64,
+        /// A run past this (0: never) answers SIGALRM with `Stuck` and goes
+        /// on: the engine stops it there if a known hang was stuck at that
+        /// place, else lets it reach the timeout.
+        stuck_ms: u64,
         inputs: InputList<'a>,
     },
     Source {
@@ -198,6 +202,12 @@ pub enum Event<'a> {
     Started {
         pid: u32,
     },
+    /// Run `index` is past the known-hang limit (`Run::stuck_ms`) and goes
+    /// on; `problem` says where it is. Sent after the outcomes before it.
+    Stuck {
+        index: u32,
+        problem: Problem<'a>,
+    },
 }
 
 #[derive(Debug, BorrowDecode)]
@@ -321,15 +331,16 @@ mod tests {
             &Request::Run {
                 streaming: true,
                 timeout_ms: 1500,
+                stuck_ms: 120,
                 inputs: InputList { data, ends: &ends },
             },
         )
         .unwrap();
         assert_eq!(MAGIC.to_le_bytes(), [0xF5, b'p', b'f', 2]);
-        // Run (1), streaming, the timeout, two inputs.
+        // Run (1), streaming, the timeout, the known-hang limit, two inputs.
         let inputs = [u64le(2), string(b"ab"), string(b"XYZ")].concat();
-        let payload = [u32le(1), vec![1], u64le(1500), inputs].concat();
-        assert_eq!(payload.len(), 4 + 1 + 8 + 8 + 8 + 2 + 8 + 3);
+        let payload = [u32le(1), vec![1], u64le(1500), u64le(120), inputs].concat();
+        assert_eq!(payload.len(), 4 + 1 + 8 + 8 + 8 + 8 + 2 + 8 + 3);
         assert_eq!(out, request(7, payload));
         let header = Header::parse(out[..HEADER_BYTES].try_into().unwrap());
         assert_eq!((header.magic, header.seq), (MAGIC, 7));
@@ -386,6 +397,31 @@ mod tests {
             Event::CmpLog { index, log } => {
                 assert_eq!(index, 2);
                 assert_eq!(log, b"abc");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn stuck_event_decodes_from_the_php_layout() {
+        // Stuck (13) on input 4: class, message, file, line, trace, one frame.
+        let frame = [string(b"/t.php"), u32le(9), string(b"spin()")].concat();
+        let problem = [
+            string(b"Timeout"),
+            string(b"past the limit"),
+            string(b"/t.php"),
+            u32le(9),
+            string(b"#0 spin() at /t.php:9\n"),
+            u64le(1),
+            frame,
+        ]
+        .concat();
+        let p = [u32le(13), u32le(4), problem].concat();
+        match decode_event(&p).unwrap() {
+            Event::Stuck { index, problem } => {
+                assert_eq!(index, 4);
+                assert_eq!(problem.line, 9);
+                assert_eq!(problem.frames[0].function, b"spin()");
             }
             other => panic!("unexpected {other:?}"),
         }

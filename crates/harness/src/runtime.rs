@@ -19,6 +19,7 @@ macro_rules! runtime_file {
 const FILES: &[(&str, &str)] = &[
     ("main.php", runtime_file!("internal/main.php")),
     ("Harness.php", runtime_file!("internal/Harness.php")),
+    ("ProblemText.php", runtime_file!("internal/ProblemText.php")),
     ("FatalStack.php", runtime_file!("internal/FatalStack.php")),
     ("ForkServer.php", runtime_file!("internal/ForkServer.php")),
     ("Config.php", runtime_file!("php-fuzzer/Config.php")),

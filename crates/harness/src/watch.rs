@@ -72,6 +72,12 @@ pub(crate) struct Watch {
     /// Memory samples of the last `GROWTH_WINDOW` or so, oldest first.
     samples: std::collections::VecDeque<(Instant, u64, u64)>,
     running_out: bool,
+    /// The known-hang limit, if armed: a busy run past it is asked where it is.
+    stuck: Option<Duration>,
+    /// The harness's (time, CPU ms) at the first poll of this silence.
+    busy_from: Option<(Instant, u64)>,
+    /// This silence's run was asked where it is.
+    asked_stuck: bool,
 }
 
 impl Watch {
@@ -89,7 +95,19 @@ impl Watch {
             start_mb: rss_mb,
             samples: std::collections::VecDeque::new(),
             running_out: false,
+            stuck: None,
+            busy_from: None,
+            asked_stuck: false,
         }
+    }
+
+    /// Arms the known-hang limit (not for streaming runs): a run past it
+    /// that keeps the CPU busy gets one SIGALRM, which the harness answers
+    /// with where the run is (`Event::Stuck`) and goes on. A run that
+    /// sleeps or waits is never asked: the signal would cut its wait short.
+    pub(crate) fn stuck_limit(mut self, limit: Option<Duration>) -> Watch {
+        self.stuck = limit.filter(|_| self.signals && !self.streaming);
+        self
     }
 
     /// Asks for the trace at every poll, whatever the growth.
@@ -107,6 +125,23 @@ impl Watch {
     pub(crate) fn heard(&mut self, now: Instant) {
         self.since = now;
         self.stage = Stage::Quiet;
+        self.busy_from = None;
+        self.asked_stuck = false;
+    }
+
+    /// Whether the run is past the known-hang limit, busy (a quarter of a
+    /// core or more: a loaded machine gives a spinning run less than a
+    /// whole one), and not asked yet.
+    /// Outcomes are flushed every flush interval, so a silence of limit +
+    /// flush means the run in progress began at least `limit` ago.
+    fn stuck_due(&mut self, now: Instant, cpu_ms: u64) -> bool {
+        let Some(limit) = self.stuck else {
+            return false;
+        };
+        let (from, from_cpu) = *self.busy_from.get_or_insert((now, cpu_ms));
+        let wall_ms = now.saturating_duration_since(from).as_millis() as u64;
+        let busy = wall_ms >= 20 && cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
+        !self.asked_stuck && busy && self.silence(now) >= limit + self.flush
     }
 
     /// The timeout steps have begun: a death from here on is a timeout.
@@ -175,6 +210,7 @@ impl Watch {
         // Outcomes are flushed at least every flush interval, so a silence
         // longer than timeout + flush means the current run is past the timeout.
         let overdue = self.silence(now) >= self.timeout + self.flush;
+        let stuck = self.stage == Stage::Quiet && !running_out && self.stuck_due(now, cpu_ms);
         match self.stage {
             Stage::Quiet if overdue && !running_out => {
                 if self.signals {
@@ -184,6 +220,10 @@ impl Watch {
                     self.next_stage(Stage::Profiled(1), now, cpu_ms);
                     actions.signal = Some(Signal::PROF);
                 }
+            }
+            Stage::Quiet if stuck && !overdue => {
+                self.asked_stuck = true;
+                actions.signal = Some(Signal::ALARM);
             }
             Stage::Quiet => {}
             Stage::Alarmed if self.step_due(now, cpu_ms, ALARM_GRACE) => {
@@ -301,6 +341,39 @@ mod tests {
             Some(1450),
             "a quarter of a core: 320 ms for 80 ms of CPU"
         );
+    }
+
+    #[test]
+    fn a_busy_run_past_the_known_hang_limit_is_asked_once_where_it_is() {
+        let start = Instant::now();
+        let limit = Some(Duration::from_millis(200));
+        let alarms = |watch: &mut Watch, cpu: &dyn Fn(u64) -> u64| -> Vec<u64> {
+            (50..1100)
+                .step_by(50)
+                .filter(|&ms| watch.poll(at(start, ms), 40, cpu(ms)).signal.is_some())
+                .collect()
+        };
+        // Busy: asked once past limit + flush (300 ms), then nothing until the timeout.
+        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
+        assert_eq!(alarms(&mut watch, &|ms| ms), vec![300]);
+        // Asleep (no CPU): never asked.
+        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
+        assert_eq!(alarms(&mut watch, &|_| 7), Vec::<u64>::new());
+        // A frame starts a new silence: the next run may be asked again.
+        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
+        watch.poll(at(start, 300), 40, 300);
+        watch.heard(at(start, 320));
+        let again = (350..800)
+            .step_by(50)
+            .find(|&ms| watch.poll(at(start, ms), 40, ms).signal.is_some());
+        assert_eq!(again, Some(650));
+        // Not armed without pcntl, nor for streaming runs.
+        let mut watch = Watch::new(&config(), false, start, 40).stuck_limit(limit);
+        assert_eq!(alarms(&mut watch, &|ms| ms), Vec::<u64>::new());
+        let mut watch = Watch::new(&config(), true, start, 40)
+            .streaming(true)
+            .stuck_limit(limit);
+        assert_eq!(alarms(&mut watch, &|ms| ms), Vec::<u64>::new());
     }
 
     #[test]

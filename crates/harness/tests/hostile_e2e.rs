@@ -371,3 +371,55 @@ fn exit_in_destructors_and_error_handlers_is_an_exit_finding() {
     }
     assert_eq!(&verdicts(&results)[2..], ["ok", "ok"]);
 }
+
+#[test]
+fn a_run_stuck_where_a_known_hang_was_is_stopped_at_the_known_hang_limit() {
+    // alpha() is a known hang; beta() is not. Timeout 4 s, limit 100 ms.
+    let mut ex = hostile("known_hangs.php", |c| c.timeout = Duration::from_secs(4));
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let judged = std::sync::Arc::clone(&asked);
+    ex.stop_known_hangs(
+        Duration::from_millis(100),
+        std::sync::Arc::new(move |crash: &Crash| {
+            judged.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            crash.kind == CrashKind::Timeout && function(crash) == "alpha()"
+        }),
+    );
+    let started = Instant::now();
+    let results = run(&mut ex, &[b"x", b"A", b"x"]);
+    let stopped_after = started.elapsed();
+    let alpha = crash_of(&results, 1);
+    assert_eq!(alpha.kind, CrashKind::Timeout, "{alpha:?}");
+    assert_eq!(function(alpha), "alpha()", "{alpha:?}");
+    assert!(
+        alpha.problem.message.contains("past the known-hang limit"),
+        "{alpha:?}"
+    );
+    assert!(results[2].0.is_none(), "{:?}", verdicts(&results));
+    assert!(
+        stopped_after < Duration::from_secs(3),
+        "stopped after {stopped_after:?}, not before the 4 s timeout"
+    );
+    assert_eq!(ex.stats().known_hang_stops, 1);
+
+    // A hang at another place runs to the timeout and says so.
+    let results = run(&mut ex, &[b"BB"]);
+    let beta = crash_of(&results, 0);
+    assert_eq!(function(beta), "beta()", "{beta:?}");
+    assert!(
+        beta.problem.message.contains("longer than the timeout"),
+        "{beta:?}"
+    );
+    assert_eq!(ex.stats().known_hang_stops, 1);
+
+    // A busy run past the limit, at an unknown place, finishes; a sleeping
+    // one is never asked (its sleep is not cut short).
+    let before = asked.load(std::sync::atomic::Ordering::Relaxed);
+    let results = run(&mut ex, &[b"W", b"S", b"W"]);
+    assert_eq!(verdicts(&results), ["ok", "ok", "ok"]);
+    let judged_now = asked.load(std::sync::atomic::Ordering::Relaxed) - before;
+    assert!(
+        judged_now <= 2,
+        "each busy run is asked once at most: {judged_now}"
+    );
+}

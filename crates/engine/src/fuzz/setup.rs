@@ -333,6 +333,7 @@ fn share(parts: Parts, feedbacks: Vec<Option<CmpFeedback>>) -> Campaign {
         harness_rss: AtomicU64::new(0),
         harness_starts: AtomicU64::new(0),
         harness_forks: AtomicU64::new(0),
+        known_hang_stops: AtomicU64::new(0),
         memory_restarts: AtomicU64::new(0),
         harness_peak_rss: AtomicU64::new(0),
         dictionary: parts.dictionary,

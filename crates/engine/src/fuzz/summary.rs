@@ -70,6 +70,7 @@ fn summarize(shared: &Shared) -> Result<FuzzSummary, EngineError> {
         harness_starts: shared.harness_starts.load(Ordering::Relaxed),
         harness_forks: shared.harness_forks.load(Ordering::Relaxed),
         memory_restarts: shared.memory_restarts.load(Ordering::Relaxed),
+        known_hang_stops: shared.known_hang_stops.load(Ordering::Relaxed),
         harness_peak_rss_mb: shared.harness_peak_rss.load(Ordering::Relaxed),
         engine_peak_rss_mb: crate::output::own_peak_rss_mb(),
         crashes: state.crashes.hit_this_session().cloned().collect(),

@@ -1,11 +1,13 @@
 //! The adaptive timeout: without `--timeout`, the seeds run with the upper
 //! bound, and the campaign then uses a multiple of the slowest seed's run
-//! (`crate::adaptive_timeout`), as AFL derives its `-t` from calibration.
+//! (`crate::adaptive_timeout`), as AFL derives its `-t` from calibration;
+//! and the known-hang limit, AFL's split of its fuzzing timeout from its
+//! hang timeout.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use php_fuzz_harness::{Executor, HarnessConfig};
+use php_fuzz_harness::{CrashKind, Executor, HarnessConfig};
 
 use super::Shared;
 use crate::crashes::replay_flags;
@@ -35,4 +37,27 @@ pub(super) fn adapt_to_seeds(shared: &Shared, first: &mut Executor, slowest_micr
             timeout,
             slowest_seed: slowest,
         }));
+}
+
+/// The known-hang limit is this many times the slowest seed's run...
+const KNOWN_HANG_FACTOR: u32 = 5;
+/// ...and at least this.
+const KNOWN_HANG_FLOOR: Duration = Duration::from_millis(50);
+
+/// Arms `executor`'s known-hang limit: a run that keeps the CPU busy for
+/// five times the slowest seed's run (at least 50 ms) is stopped there if
+/// it is stuck where a hang already found was (same signature); else it
+/// runs on to the timeout. So only a new hang costs the whole timeout.
+pub(super) fn stop_known_hangs(shared: &Arc<Shared>, executor: &mut Executor, slowest_micros: u32) {
+    let slowest = Duration::from_micros(u64::from(slowest_micros));
+    let limit = slowest
+        .saturating_mul(KNOWN_HANG_FACTOR)
+        .max(KNOWN_HANG_FLOOR);
+    let shared = Arc::clone(shared);
+    executor.stop_known_hangs(
+        limit,
+        Arc::new(move |crash| {
+            crash.kind == CrashKind::Timeout && shared.lock().crashes.knows(crash)
+        }),
+    );
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use php_fuzz_harness::Executor;
+use php_fuzz_harness::{Executor, ExecutorStats};
 use php_fuzz_mutate::Mutator;
 use php_fuzz_storage::CorpusFile;
 
@@ -19,6 +19,7 @@ use super::grammar::GrammarWorker;
 use super::monitor::monitor;
 use super::scratch::Scratch;
 use super::seeds::run_seeds;
+use super::timeout::stop_known_hangs;
 use super::{Shared, State, StopReason};
 use crate::EngineError;
 
@@ -39,6 +40,7 @@ pub(super) fn run_workers(
         let shared = Arc::clone(shared);
         let mut executor = Executor::new(shared.harness(), Arc::clone(&shared.sources));
         executor.stop_when(shared.stop.clone());
+        stop_known_hangs(&shared, &mut executor, scratch.slowest_micros);
         workers.push(
             std::thread::Builder::new()
                 .name(format!("php-fuzz-worker-{worker}"))
@@ -46,6 +48,8 @@ pub(super) fn run_workers(
                 .expect("spawning a worker thread"),
         );
     }
+    let mut first = first;
+    stop_known_hangs(shared, &mut first, scratch.slowest_micros);
     {
         let shared = Arc::clone(shared);
         workers.push(
@@ -86,7 +90,7 @@ fn worker_loop(
         .custom
         .as_ref()
         .map(|setup| CustomMutation::new(setup, shared.dictionary.clone()));
-    let mut last_counts = (0, 0, 0);
+    let mut last_counts = ExecutorStats::default();
     let mut current = first;
     let mut next = Scratch::new();
     next.batch_size = current.batch_size;
@@ -162,21 +166,30 @@ fn run_reloaded(
     Ok(())
 }
 
-/// Adds the harness starts, forks and memory restarts since `last` (as of
-/// the previous call) to the campaign's counts.
-fn count_harness_starts(shared: &Shared, executor: &Executor, last: &mut (u64, u64, u64)) {
-    let (last_starts, last_forks, last_restarts) = *last;
+/// Adds the harness starts, forks, memory restarts and known-hang stops
+/// since `last` (the stats as of the previous call) to the campaign's counts.
+fn count_harness_starts(shared: &Shared, executor: &Executor, last: &mut ExecutorStats) {
     let stats = executor.stats();
-    shared
-        .harness_starts
-        .fetch_add(stats.harness_starts - last_starts, Ordering::Relaxed);
-    shared
-        .harness_forks
-        .fetch_add(stats.forks - last_forks, Ordering::Relaxed);
-    shared
-        .memory_restarts
-        .fetch_add(stats.memory_restarts - last_restarts, Ordering::Relaxed);
-    *last = (stats.harness_starts, stats.forks, stats.memory_restarts);
+    let add = |total: &std::sync::atomic::AtomicU64, now: u64, then: u64| {
+        total.fetch_add(now - then, Ordering::Relaxed);
+    };
+    add(
+        &shared.harness_starts,
+        stats.harness_starts,
+        last.harness_starts,
+    );
+    add(&shared.harness_forks, stats.forks, last.forks);
+    add(
+        &shared.memory_restarts,
+        stats.memory_restarts,
+        last.memory_restarts,
+    );
+    add(
+        &shared.known_hang_stops,
+        stats.known_hang_stops,
+        last.known_hang_stops,
+    );
+    *last = stats;
 }
 
 /// Hands a worker's error and comparison counts to the campaign, and stops
