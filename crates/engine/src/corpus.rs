@@ -112,16 +112,25 @@ impl Corpus {
         EntryId(self.entries.len() as u32 - 1)
     }
 
-    /// Replaces an entry's input by a shorter one that keeps its features.
-    /// Returns the replaced entry's path.
+    /// Replaces an entry's input by a shorter one that keeps its features;
+    /// `micros` is how long the shorter one ran (0: unknown), which the
+    /// weights that count run time take from now on. Returns the replaced
+    /// entry's path.
     pub fn replace(
         &mut self,
         id: EntryId,
         data: Vec<u8>,
         path: Option<PathBuf>,
-        trace_hash: u64,
+        (trace_hash, micros): (u64, u32),
     ) -> Option<PathBuf> {
         let entry = &mut self.entries[id.0 as usize];
+        if micros > 0 {
+            entry.micros = micros;
+            if let Some(energy) = self.energies.get_mut(id.0 as usize) {
+                energy.set_micros(micros);
+            }
+            self.dirty = true;
+        }
         self.total_bytes = self.total_bytes - entry.data.len() + data.len();
         entry.data = data;
         entry.trace_hash = trace_hash;
@@ -284,9 +293,21 @@ mod tests {
         let id = corpus.add(entry(b"abcdef", &[1]));
         corpus.add(entry(b"xy", &[2]));
         assert_eq!(corpus.total_bytes(), 8);
-        corpus.replace(id, b"ab".to_vec(), None, 7);
+        corpus.replace(id, b"ab".to_vec(), None, (7, 0));
         assert_eq!(corpus.total_bytes(), 4);
         assert_eq!(corpus.get(id).data, b"ab");
+    }
+
+    #[test]
+    fn a_replaced_entry_takes_the_run_time_of_its_shorter_input() {
+        let mut corpus = Corpus::new();
+        let mut slow = entry(b"abcdef", &[1]);
+        slow.micros = 9_000;
+        let id = corpus.add(slow);
+        corpus.replace(id, b"abc".to_vec(), None, (7, 40));
+        assert_eq!(corpus.get(id).micros, 40);
+        corpus.replace(id, b"ab".to_vec(), None, (8, 0));
+        assert_eq!(corpus.get(id).micros, 40, "0 is unknown: kept");
     }
 
     #[test]

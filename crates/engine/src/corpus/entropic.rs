@@ -75,6 +75,11 @@ pub(crate) struct InputEnergy {
 }
 
 impl InputEnergy {
+    /// The entry's input was replaced by one that ran for `micros`.
+    pub(crate) fn set_micros(&mut self, micros: u32) {
+        self.micros = micros;
+    }
+
     fn count(&mut self, slot: u32) {
         self.needs_update = true;
         match self.feature_freqs.binary_search_by_key(&slot, |&(s, _)| s) {

@@ -22,9 +22,12 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use php_fuzz_coverage::EdgeCounter;
-use php_fuzz_harness::{Batch, Executor, HarnessConfig, HarnessError, SourceServer, StopWhen};
+use php_fuzz_harness::{
+    Batch, Executor, HarnessConfig, HarnessError, KnownHang, SourceServer, StopWhen,
+};
 use php_fuzz_mutate::cmp::{Operand, Record, records};
 use php_fuzz_mutate::i2s::{self, Candidate};
 use php_fuzz_mutate::{Dictionary, Mutator, MutatorKind};
@@ -149,6 +152,8 @@ pub(super) struct CmpFeedback {
     counter: EdgeCounter,
     /// What candidates that hung cost, against the campaign's time.
     hangs: HangBudget,
+    /// The known-hang limit, for the tracer once it is ready.
+    known_hangs: Option<(Duration, KnownHang)>,
     /// Stats for the summary.
     pub traced: u64,
     pub candidates_made: u64,
@@ -195,6 +200,7 @@ impl CmpFeedback {
             max_len: 0,
             counter: EdgeCounter::new(),
             hangs: HangBudget::new(),
+            known_hangs: None,
             traced: 0,
             candidates_made: 0,
         }
@@ -274,6 +280,12 @@ impl CmpFeedback {
         }
     }
 
+    /// Arms the tracer's known-hang limit, as the worker's: a traced input
+    /// stuck where a known hang was stalls the worker no longer.
+    pub fn stop_known_hangs(&mut self, limit: Duration, known: KnownHang) {
+        self.known_hangs = Some((limit, known));
+    }
+
     /// Waits for the rounds in flight and drops them: the campaign ends,
     /// and a tracer shut down mid-round would take a while to exit.
     pub fn finish(&mut self, shared: &Shared) {
@@ -348,6 +360,9 @@ impl CmpFeedback {
         let Some(executor) = ready(&mut self.tracer, shared) else {
             return false;
         };
+        if let Some((limit, known)) = self.known_hangs.take() {
+            executor.stop_known_hangs(limit, known);
+        }
         if let Err(err) = executor.submit(&batch) {
             self.stop_tracing(shared, &err);
             return false;

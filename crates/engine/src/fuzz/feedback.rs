@@ -99,10 +99,10 @@ pub(super) fn absorb(
             };
             if input.len() < parent_entry.data.len() && keeps() {
                 let path = state.corpus_dir.save(input)?;
-                let old =
-                    state
-                        .corpus
-                        .replace(parent, input.to_vec(), Some(path.clone()), trace_hash);
+                let run = (trace_hash, scratch.micros[index]);
+                let old = state
+                    .corpus
+                    .replace(parent, input.to_vec(), Some(path.clone()), run);
                 if let Some(old) = old.filter(|o| *o != path) {
                     state.corpus_dir.remove_owned(&old)?;
                 }

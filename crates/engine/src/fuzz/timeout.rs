@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use php_fuzz_harness::{CrashKind, Executor, HarnessConfig};
+use php_fuzz_harness::{CrashKind, Executor, HarnessConfig, KnownHang};
 
 use super::Shared;
 use crate::crashes::replay_flags;
@@ -44,20 +44,18 @@ const KNOWN_HANG_FACTOR: u32 = 5;
 /// ...and at least this.
 const KNOWN_HANG_FLOOR: Duration = Duration::from_millis(50);
 
-/// Arms `executor`'s known-hang limit: a run that keeps the CPU busy for
+/// The known-hang limit and its judge: a run that keeps the CPU busy for
 /// five times the slowest seed's run (at least 50 ms) is stopped there if
 /// it is stuck where a hang already found was (same signature); else it
 /// runs on to the timeout. So only a new hang costs the whole timeout.
-pub(super) fn stop_known_hangs(shared: &Arc<Shared>, executor: &mut Executor, slowest_micros: u32) {
+pub(super) fn known_hangs(shared: &Arc<Shared>, slowest_micros: u32) -> (Duration, KnownHang) {
     let slowest = Duration::from_micros(u64::from(slowest_micros));
     let limit = slowest
         .saturating_mul(KNOWN_HANG_FACTOR)
         .max(KNOWN_HANG_FLOOR);
     let shared = Arc::clone(shared);
-    executor.stop_known_hangs(
-        limit,
-        Arc::new(move |crash| {
-            crash.kind == CrashKind::Timeout && shared.lock().crashes.knows(crash)
-        }),
-    );
+    let known: KnownHang = Arc::new(move |crash| {
+        crash.kind == CrashKind::Timeout && shared.lock().crashes.knows(crash)
+    });
+    (limit, known)
 }

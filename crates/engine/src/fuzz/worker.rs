@@ -19,7 +19,7 @@ use super::grammar::GrammarWorker;
 use super::monitor::monitor;
 use super::scratch::Scratch;
 use super::seeds::run_seeds;
-use super::timeout::stop_known_hangs;
+use super::timeout::known_hangs;
 use super::{Shared, State, StopReason};
 use crate::EngineError;
 
@@ -40,7 +40,7 @@ pub(super) fn run_workers(
         let shared = Arc::clone(shared);
         let mut executor = Executor::new(shared.harness(), Arc::clone(&shared.sources));
         executor.stop_when(shared.stop.clone());
-        stop_known_hangs(&shared, &mut executor, scratch.slowest_micros);
+        let cmp = arm_known_hangs(&shared, scratch.slowest_micros, &mut executor, cmp);
         workers.push(
             std::thread::Builder::new()
                 .name(format!("php-fuzz-worker-{worker}"))
@@ -49,7 +49,7 @@ pub(super) fn run_workers(
         );
     }
     let mut first = first;
-    stop_known_hangs(shared, &mut first, scratch.slowest_micros);
+    let first_cmp = arm_known_hangs(shared, scratch.slowest_micros, &mut first, first_cmp);
     {
         let shared = Arc::clone(shared);
         workers.push(
@@ -68,6 +68,21 @@ pub(super) fn run_workers(
                 .get_or_insert(EngineError::WorkerPanicked);
         }
     }
+}
+
+/// Arms the known-hang limit of a worker's harness and of its tracer.
+fn arm_known_hangs(
+    shared: &Arc<Shared>,
+    slowest_micros: u32,
+    executor: &mut Executor,
+    cmp: Option<CmpFeedback>,
+) -> Option<CmpFeedback> {
+    let (limit, known) = known_hangs(shared, slowest_micros);
+    executor.stop_known_hangs(limit, Arc::clone(&known));
+    cmp.map(|mut cmp| {
+        cmp.stop_known_hangs(limit, known);
+        cmp
+    })
 }
 
 /// Fuzzes until told to stop. Two batches are in flight: while PHP runs
