@@ -35,6 +35,11 @@ const GROWTH_WINDOW: Duration = Duration::from_millis(300);
 /// this many timeouts of silence.
 const MAX_OOM_WAIT: u32 = 5;
 
+/// A run that grew more than this since its silence began, or that grows
+/// fast enough to reach the memory limit within a timeout, is not asked
+/// where it is stuck: it may be running out of memory.
+const STUCK_GROWTH_MB: u64 = 8;
+
 /// What to do after one poll slice of silence.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Actions {
@@ -74,8 +79,8 @@ pub(crate) struct Watch {
     running_out: bool,
     /// The known-hang limit, if armed: a busy run past it is asked where it is.
     stuck: Option<Duration>,
-    /// The harness's (time, CPU ms) at the first poll of this silence.
-    busy_from: Option<(Instant, u64)>,
+    /// The harness's (time, CPU ms, RSS MB) at the first poll of this silence.
+    busy_from: Option<(Instant, u64, u64)>,
     /// This silence's run was asked where it is.
     asked_stuck: bool,
 }
@@ -134,14 +139,23 @@ impl Watch {
     /// whole one), and not asked yet.
     /// Outcomes are flushed every flush interval, so a silence of limit +
     /// flush means the run in progress began at least `limit` ago.
-    fn stuck_due(&mut self, now: Instant, cpu_ms: u64) -> bool {
+    /// A run that grows (an out-of-memory on its way, in the function of a
+    /// known hang, say) is not asked: it is left to the memory watch.
+    fn stuck_due(&mut self, now: Instant, cpu_ms: u64, rss_mb: u64) -> bool {
         let Some(limit) = self.stuck else {
             return false;
         };
-        let (from, from_cpu) = *self.busy_from.get_or_insert((now, cpu_ms));
+        let (from, from_cpu, from_mb) = *self.busy_from.get_or_insert((now, cpu_ms, rss_mb));
         let wall_ms = now.saturating_duration_since(from).as_millis() as u64;
         let busy = wall_ms >= 20 && cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
-        !self.asked_stuck && busy && self.silence(now) >= limit + self.flush
+        let grown = rss_mb.saturating_sub(from_mb);
+        let reaches_limit = || {
+            let rate_mb_per_ms = grown as f64 / wall_ms.max(1) as f64;
+            rate_mb_per_ms * self.timeout.as_millis() as f64
+                >= self.limit_mb.saturating_sub(rss_mb) as f64
+        };
+        let growing = grown > STUCK_GROWTH_MB || (grown >= 2 && reaches_limit());
+        !self.asked_stuck && busy && !growing && self.silence(now) >= limit + self.flush
     }
 
     /// The timeout steps have begun: a death from here on is a timeout.
@@ -210,7 +224,8 @@ impl Watch {
         // Outcomes are flushed at least every flush interval, so a silence
         // longer than timeout + flush means the current run is past the timeout.
         let overdue = self.silence(now) >= self.timeout + self.flush;
-        let stuck = self.stage == Stage::Quiet && !running_out && self.stuck_due(now, cpu_ms);
+        let stuck =
+            self.stage == Stage::Quiet && !running_out && self.stuck_due(now, cpu_ms, rss_mb);
         match self.stage {
             Stage::Quiet if overdue && !running_out => {
                 if self.signals {
@@ -359,6 +374,13 @@ mod tests {
         // Asleep (no CPU): never asked.
         let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|_| 7), Vec::<u64>::new());
+        // Growing by 100 MB/s (within the timeout's reach of no limit): not asked.
+        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
+        let grown: Vec<u64> = (50..1100)
+            .step_by(50)
+            .filter(|&ms| watch.poll(at(start, ms), 40 + ms / 10, ms).signal.is_some())
+            .collect();
+        assert_eq!(grown, Vec::<u64>::new());
         // A frame starts a new silence: the next run may be asked again.
         let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
         watch.poll(at(start, 300), 40, 300);

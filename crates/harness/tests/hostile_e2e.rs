@@ -375,7 +375,10 @@ fn exit_in_destructors_and_error_handlers_is_an_exit_finding() {
 #[test]
 fn a_run_stuck_where_a_known_hang_was_is_stopped_at_the_known_hang_limit() {
     // alpha() is a known hang; beta() is not. Timeout 4 s, limit 100 ms.
-    let mut ex = hostile("known_hangs.php", |c| c.timeout = Duration::from_secs(4));
+    let mut ex = hostile("known_hangs.php", |c| {
+        c.timeout = Duration::from_secs(4);
+        c.rss_limit_mb = 512;
+    });
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let judged = std::sync::Arc::clone(&asked);
     ex.stop_known_hangs(
@@ -410,6 +413,13 @@ fn a_run_stuck_where_a_known_hang_was_is_stopped_at_the_known_hang_limit() {
         beta.problem.message.contains("longer than the timeout"),
         "{beta:?}"
     );
+    assert_eq!(ex.stats().known_hang_stops, 1);
+
+    // A run that runs out of memory where the known hang loops is an
+    // out-of-memory, not one more hit of the hang.
+    let results = run(&mut ex, &[b"MM"]);
+    let oom = crash_of(&results, 0);
+    assert_eq!(oom.kind, CrashKind::OutOfMemory, "{oom:?}");
     assert_eq!(ex.stats().known_hang_stops, 1);
 
     // A busy run past the limit, at an unknown place, finishes; a sleeping
