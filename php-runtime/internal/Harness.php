@@ -591,7 +591,7 @@ final class Harness
             \array_slice($calls, 0, self::REPORT_CALLS),
             \count($calls) > self::REPORT_CALLS
         );
-        $this->send(\pack('VV', Wire::EV_STUCK, $this->index) . $problem);
+        $this->send(\pack('VVP', Wire::EV_STUCK, $this->index, \intdiv($elapsed, 1000)) . $problem);
     }
 
     /**

@@ -623,9 +623,14 @@ impl Executor {
                     process.answer_source_request(&path, &self.sources)?;
                     watch.heard(Instant::now());
                 }
-                Event::Stuck { index, problem } => {
+                Event::Stuck {
+                    index,
+                    micros,
+                    problem,
+                } => {
                     let (index, problem) = (index as usize, Problem::from_wire(&problem));
                     process.consume_frame();
+                    watch.asked_stuck(Instant::now(), Duration::from_micros(micros));
                     if index != reported {
                         break Some(Interrupted::Unexplained(triage::protocol_violation(
                             format!("a stuck run {index} where {reported} was next"),

@@ -203,9 +203,11 @@ pub enum Event<'a> {
         pid: u32,
     },
     /// Run `index` is past the known-hang limit (`Run::stuck_ms`) and goes
-    /// on; `problem` says where it is. Sent after the outcomes before it.
+    /// on; it has run for `micros`, and `problem` says where it is. Sent
+    /// after the outcomes before it.
     Stuck {
         index: u32,
+        micros: u64,
         problem: Problem<'a>,
     },
 }
@@ -404,7 +406,8 @@ mod tests {
 
     #[test]
     fn stuck_event_decodes_from_the_php_layout() {
-        // Stuck (13) on input 4: class, message, file, line, trace, one frame.
+        // Stuck (13) on input 4 after 120 ms: class, message, file, line,
+        // trace, one frame.
         let frame = [string(b"/t.php"), u32le(9), string(b"spin()")].concat();
         let problem = [
             string(b"Timeout"),
@@ -416,10 +419,14 @@ mod tests {
             frame,
         ]
         .concat();
-        let p = [u32le(13), u32le(4), problem].concat();
+        let p = [u32le(13), u32le(4), u64le(120_000), problem].concat();
         match decode_event(&p).unwrap() {
-            Event::Stuck { index, problem } => {
-                assert_eq!(index, 4);
+            Event::Stuck {
+                index,
+                micros,
+                problem,
+            } => {
+                assert_eq!((index, micros), (4, 120_000));
                 assert_eq!(problem.line, 9);
                 assert_eq!(problem.frames[0].function, b"spin()");
             }

@@ -134,6 +134,17 @@ impl Watch {
         self.asked_stuck = false;
     }
 
+    /// The run in progress answered the known-hang limit's SIGALRM after
+    /// running for `ran`. The outcomes the harness flushed before its
+    /// answer reset the silence; the timeout counts from the run's start
+    /// again, and the run is not asked twice.
+    pub(crate) fn asked_stuck(&mut self, now: Instant, ran: Duration) {
+        if let Some(start) = now.checked_sub(ran) {
+            self.since = self.since.min(start);
+        }
+        self.asked_stuck = true;
+    }
+
     /// Whether the run is past the known-hang limit, busy (a quarter of a
     /// core or more: a loaded machine gives a spinning run less than a
     /// whole one), and not asked yet.
@@ -389,6 +400,22 @@ mod tests {
             .step_by(50)
             .find(|&ms| watch.poll(at(start, ms), 40, ms).signal.is_some());
         assert_eq!(again, Some(650));
+        // The answer's flushed outcomes do not delay the timeout: it counts
+        // from the run's start (here 0), and the run is not asked again.
+        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
+        assert!(watch.poll(at(start, 250), 40, 250).signal.is_none());
+        assert!(watch.poll(at(start, 300), 40, 300).signal.is_some());
+        watch.heard(at(start, 305));
+        watch.asked_stuck(at(start, 306), Duration::from_millis(306));
+        let steps: Vec<u64> = (350..1200)
+            .step_by(50)
+            .filter(|&ms| watch.poll(at(start, ms), 40, ms).signal.is_some())
+            .collect();
+        assert_eq!(
+            steps,
+            vec![1100, 1150],
+            "the timeout's SIGALRM, from the run's start"
+        );
         // Not armed without pcntl, nor for streaming runs.
         let mut watch = Watch::new(&config(), false, start, 40).stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|ms| ms), Vec::<u64>::new());
