@@ -561,14 +561,7 @@ final class Harness
             return;
         }
         $seconds = \round($elapsed / 1e9, 2);
-        $problem = $this->problem(
-            'Timeout',
-            "the target ran for {$seconds} s, longer than the timeout",
-            $file,
-            $line,
-            \array_slice($calls, 0, self::REPORT_CALLS),
-            \count($calls) > self::REPORT_CALLS
-        );
+        $problem = $this->timeoutProblem("the target ran for {$seconds} s, longer than the timeout", $file, $line, $calls);
         $this->die(Wire::TIMEOUT, $problem);
         \posix_kill(\getmypid(), \SIGKILL);
     }
@@ -583,15 +576,19 @@ final class Harness
         $this->stuckSentFor = $this->runStart;
         $this->flush();
         $millis = \intdiv($elapsed, 1000000);
-        $problem = $this->problem(
-            'Timeout',
-            "the target ran for {$millis} ms, past the known-hang limit",
-            $file,
-            $line,
-            \array_slice($calls, 0, self::REPORT_CALLS),
-            \count($calls) > self::REPORT_CALLS
-        );
+        $problem = $this->timeoutProblem("the target ran for {$millis} ms, past the known-hang limit", $file, $line, $calls);
         $this->send(\pack('VVP', Wire::EV_STUCK, $this->index, \intdiv($elapsed, 1000)) . $problem);
+    }
+
+    /**
+     * A Timeout problem at $file:$line with the top of the stack.
+     *
+     * @param list<array<string, mixed>> $calls
+     */
+    private function timeoutProblem(string $message, string $file, int $line, array $calls): string
+    {
+        $top = \array_slice($calls, 0, self::REPORT_CALLS);
+        return $this->problem('Timeout', $message, $file, $line, $top, \count($calls) > self::REPORT_CALLS);
     }
 
     /**

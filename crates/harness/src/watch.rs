@@ -145,13 +145,12 @@ impl Watch {
         self.asked_stuck = true;
     }
 
-    /// Whether the run is past the known-hang limit, busy (a quarter of a
-    /// core or more: a loaded machine gives a spinning run less than a
-    /// whole one), and not asked yet.
-    /// Outcomes are flushed every flush interval, so a silence of limit +
-    /// flush means the run in progress began at least `limit` ago.
-    /// A run that grows (an out-of-memory on its way, in the function of a
-    /// known hang, say) is not asked: it is left to the memory watch.
+    /// Whether to ask the run in progress where it is: not asked yet, past
+    /// the known-hang limit (outcomes are flushed every flush interval, so
+    /// a silence of limit + flush means it began at least `limit` ago),
+    /// busy (a quarter of a core or more: a loaded machine gives a spinning
+    /// run less than a whole one), and not growing (an out-of-memory on its
+    /// way, in the function of a known hang say, is left to the memory watch).
     fn stuck_due(&mut self, now: Instant, cpu_ms: u64, rss_mb: u64) -> bool {
         let Some(limit) = self.stuck else {
             return false;
@@ -385,7 +384,7 @@ mod tests {
         // Asleep (no CPU): never asked.
         let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|_| 7), Vec::<u64>::new());
-        // Growing by 100 MB/s (within the timeout's reach of no limit): not asked.
+        // Growing by 100 MB/s: over 8 MB since its first poll when due, not asked.
         let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
         let grown: Vec<u64> = (50..1100)
             .step_by(50)
