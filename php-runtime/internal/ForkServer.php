@@ -21,6 +21,14 @@ final class ForkServer
      */
     const PASSED_ON = [\SIGTERM, \SIGINT, \SIGHUP, \SIGQUIT, \SIGUSR1, \SIGUSR2];
 
+    /**
+     * Seconds a child waits for the engine to open its ends of the named
+     * pipes: past the engine's own wait for `Started` (its load timeout,
+     * 60 s), the engine is gone, and the child ends instead of waiting in
+     * open() for good.
+     */
+    const OPEN_DEADLINE = 120;
+
     /** @var Wire the pipes to the engine this process was started with */
     private $control;
     /** @var array<int, mixed> the handlers the server replaced, by signal */
@@ -92,9 +100,21 @@ final class ForkServer
             \pcntl_signal($signal, $handler);
         }
         \posix_setpgid(0, 0);
+        // The harness's SIGALRM handler would let open() go on waiting:
+        // the default action ends the process.
+        $deadline = \function_exists('pcntl_alarm') && \function_exists('pcntl_signal_get_handler');
+        $alarm = $deadline ? \pcntl_signal_get_handler(\SIGALRM) : null;
+        if ($deadline) {
+            \pcntl_signal(\SIGALRM, \SIG_DFL);
+            \pcntl_alarm(self::OPEN_DEADLINE);
+        }
         $wire = IncludeInterceptor::bypassed(static function () use ($inPath, $outPath): ?Wire {
             return Wire::openForked($inPath, $outPath);
         });
+        if ($deadline) {
+            \pcntl_alarm(0);
+            \pcntl_signal(\SIGALRM, $alarm);
+        }
         if ($wire === null) {
             \fwrite(\STDERR, "php-fuzz harness: cannot open the named pipes $inPath and $outPath\n");
             exit(70);
