@@ -221,14 +221,7 @@ fn uncovered_runs_are_jump_targets_linked_in_order() {
 #[test]
 fn a_fully_covered_file_has_no_jump_buttons() {
     let source = b"<?php\necho 1;\n".to_vec();
-    let blocks = vec![block_at(
-        &source,
-        "",
-        "<?php",
-        BlockKind::FileEntry,
-        None,
-        3,
-    )];
+    let blocks = vec![file_entry(&source, 3)];
     let w = write(&input(
         vec![FileCoverage {
             path: "/p/ok.php".into(),
@@ -277,14 +270,7 @@ fn blocks_at_one_position_are_one_marker_each() {
 fn paths_are_relative_to_the_common_root_and_same_names_get_their_own_pages() {
     let file = |path: &str, hits: u64| {
         let source = format!("<?php // {path}\n").into_bytes();
-        let blocks = vec![block_at(
-            &source,
-            "",
-            "<?php",
-            BlockKind::FileEntry,
-            None,
-            hits,
-        )];
+        let blocks = vec![file_entry(&source, hits)];
         FileCoverage {
             path: path.into(),
             source,

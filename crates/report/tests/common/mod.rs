@@ -30,6 +30,11 @@ pub fn text(e: ElementRef<'_>) -> String {
     e.text().collect::<String>().trim().to_string()
 }
 
+/// The block that enters a file, at its `<?php`, run `hits` times.
+pub fn file_entry(source: &[u8], hits: u64) -> BlockCoverage {
+    block_at(source, "", "<?php", BlockKind::FileEntry, None, hits)
+}
+
 /// A block at the first `needle` after the first `after` in `source`,
 /// with line and column computed from the bytes, as the instrumenter does.
 pub fn block_at(
