@@ -33,6 +33,8 @@ final class CmpLog
     /** Elements (or keys) of an in_array() haystack compared with the needle. */
     const MAX_ELEMENTS = 16;
 
+    /** @var bool this harness serves the cmplog rendering: the detectors' hooks log too */
+    public static $enabled = false;
     /** @var string the records of this run */
     public static $log = '';
     /** @var int */
@@ -208,6 +210,15 @@ final class CmpLog
             }
         }
         return $key;
+    }
+
+    /**
+     * A detector's hook: the value that reached a sink, and the value that
+     * would have shown the bug (docs/detectors.md, "Steering").
+     */
+    public static function sink(int $site, string $value, string $wanted): void
+    {
+        self::record($site, self::EQUAL, $value, $wanted);
     }
 
     /** @param mixed $a @param mixed $b */

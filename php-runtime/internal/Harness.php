@@ -78,6 +78,11 @@ final class Harness
     private $runStart = 0;
     /** @var string|null encoded Problem of the first warning of this run */
     private $warning = null;
+    /** @var string|null encoded Problem of this run's security finding */
+    private $security = null;
+    /** @var string|null encoded Problem of the first side effect this run was refused */
+    private $sideEffect = null;
+
     /** @var string encoded outcomes not yet sent */
     private $pending = '';
     /** @var int */
@@ -130,12 +135,26 @@ final class Harness
             if (!$this->running || !(\error_reporting() & $type)) {
                 return false;
             }
+            if (SideEffects::$quietFailure && \strpos($message, '" call failed') !== false) {
+                // A refused side effect fails quietly (docs/detectors.md).
+                SideEffects::$quietFailure = false;
+                return true;
+            }
             if ($this->warning === null) {
                 $frames = \debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS);
                 \array_shift($frames);
                 $this->warning = $this->problem(ProblemText::errorName($type), $message, $file, $line, $frames);
             }
             throw new WarningRaised(IncludeInterceptor::withNativeReasons($message));
+        };
+        Detectors::$reporter = function (int $status, string $class, string $message, string $file, int $line, array $calls): bool {
+            $security = $status === Wire::SECURITY;
+            if (!$this->running || (!$security && $this->sideEffect !== null)) {
+                return false;
+            }
+            $problem = $this->problem($class, $message, $file, $line, $calls);
+            $security ? ($this->security = $this->security ?? $problem) : ($this->sideEffect = $problem);
+            return true;
         };
     }
 
@@ -164,6 +183,7 @@ final class Harness
         $this->dedupTraces = $r->u8() === 1;
         $this->maxStackDepth = \max(1, $r->u32());
         FatalStack::$enabled = $r->u8() === 1;
+        DetectorSetup::readInit($r);
 
         $this->installSignals();
         FuzzingContext::$drainer = function (): void {
@@ -287,6 +307,7 @@ final class Harness
             exit(0);
         }
         $this->target = $config->target;
+        [$detectors, $writable] = DetectorSetup::start($config, $this->runtimeDir);
         $this->allowed = $config->allowedExceptions;
         $this->neverAllowed = $config->neverAllowed;
         $ready = \pack('V', Wire::EV_READY)
@@ -299,7 +320,9 @@ final class Harness
             . Wire::bytes($this->style === self::STYLE_TRACE ? FuzzingContext::packedTrace() : FuzzingContext::packedEdges())
             . Wire::bytes($config->grammar ?? '')
             . ($config->customMutator !== null ? "\1" : "\0")
-            . ($config->customCrossOver !== null ? "\1" : "\0");
+            . ($config->customCrossOver !== null ? "\1" : "\0")
+            . Wire::stringList($detectors)
+            . Wire::stringList($writable);
         if ($config->customMutator !== null || $config->customCrossOver !== null) {
             $this->mutation = new CustomMutation(
                 $this->wire,
@@ -354,6 +377,7 @@ final class Harness
         if ($this->signals) {
             $this->reinstallSignals();
         }
+        DetectorSetup::beforeBatch();
         $this->streaming = $streaming && $this->signals;
         $this->cwd = (string) \getcwd();
         $this->errorReporting = \error_reporting();
@@ -378,10 +402,13 @@ final class Harness
             }
             $this->index = $i;
             $this->warning = null;
+            $this->security = null;
+            $this->sideEffect = null;
             $problem = null;
             $status = Wire::OK;
             $this->runStart = $now;
             $this->running = true;
+            SideEffects::$active = true;
             try {
                 $target($input);
                 // Output buffers the run opened are part of the run: their
@@ -401,10 +428,17 @@ final class Harness
                 // A child the target forked came back here: it must not act as the harness.
                 \posix_kill(\getmypid(), \SIGKILL);
             }
+            SideEffects::$active = false;
             $this->restoreAfterRun($obLevel, $handler);
-            if ($this->warning !== null) {
+            if ($this->security !== null) {
+                $status = Wire::SECURITY;
+                $problem = $this->security;
+            } elseif ($this->warning !== null) {
                 $status = Wire::WARNING;
                 $problem = $this->warning;
+            } elseif ($problem === null && $this->sideEffect !== null) {
+                $status = Wire::SIDE_EFFECT;
+                $problem = $this->sideEffect;
             }
             if (CmpLog::$log !== '') {
                 // Code in the cmplog rendering logged comparisons.
@@ -503,7 +537,7 @@ final class Harness
 
     private function isAllowed(\Throwable $e): bool
     {
-        if ($e instanceof WarningRaised) {
+        if ($e instanceof WarningRaised || $e instanceof SecurityIssue) {
             return false;
         }
         foreach ($this->neverAllowed as $class) {
@@ -747,47 +781,16 @@ final class Harness
 
     private function throwableProblem(\Throwable $e): string
     {
-        $message = $e->getMessage();
-        $previous = $e->getPrevious();
-        while ($previous !== null) {
-            $message .= "\nCaused by " . \get_class($previous) . ': ' . $previous->getMessage()
-                . ' at ' . $previous->getFile() . ':' . $previous->getLine();
-            $previous = $previous->getPrevious();
-        }
-        return $this->problem(\get_class($e), $message, $e->getFile(), $e->getLine(), $e->getTrace());
+        return ProblemText::throwable($this->runtimeDir, $e);
     }
 
     /**
-     * Encodes a Problem. $calls is a debug_backtrace()-style list whose first
-     * entry is the call into the function that was executing at $file:$line;
-     * $truncated says it is only the top of the stack.
+     * Encodes a Problem (see ProblemText::encode()).
      *
      * @param list<array<string, mixed>> $calls
      */
     private function problem(string $class, string $message, string $file, int $line, array $calls, bool $truncated = false): string
     {
-        $message = IncludeInterceptor::withNativeReasons($message);
-        $frames = [];
-        $where = [$file, $line];
-        foreach ($calls as $call) {
-            $frames[] = [$where[0], $where[1], ProblemText::functionName($call)];
-            $callFile = $call['file'] ?? '';
-            if ($callFile !== '' && \strncmp($callFile, $this->runtimeDir, \strlen($this->runtimeDir)) === 0) {
-                $where = null;
-                break;
-            }
-            $where = [$callFile, $call['line'] ?? 0];
-        }
-        if ($calls !== [] && !$truncated && $where !== null && $where[0] !== '') {
-            $frames[] = [$where[0], $where[1], '{main}'];
-        }
-        $trace = '';
-        $encoded = \pack('P', \count($frames));
-        foreach ($frames as $n => [$frameFile, $frameLine, $function]) {
-            $trace .= "#$n $function at " . ($frameFile === '' ? '[internal]' : "$frameFile:$frameLine") . "\n";
-            $encoded .= Wire::bytes($frameFile) . \pack('V', $frameLine) . Wire::bytes($function);
-        }
-        return Wire::bytes($class) . Wire::bytes($message) . Wire::bytes($file) . \pack('V', $line)
-            . Wire::bytes($trace) . $encoded;
+        return ProblemText::encode($this->runtimeDir, $class, $message, $file, $line, $calls, $truncated);
     }
 }

@@ -2,6 +2,8 @@
 
 namespace PhpFuzz;
 
+use PhpFuzz\Detectors\PathTraversal;
+
 /**
  * Replaces the `file://` stream wrapper so that every included file is served
  * instrumented. Every other file operation is forwarded to PHP's own wrapper
@@ -138,6 +140,11 @@ final class IncludeInterceptor
     public function stream_open(string $path, string $mode, int $options, ?string &$openedPath): bool
     {
         $this->path = $path;
+        PathTraversal::path($path);
+        if (\strpbrk($mode, 'waxc+') !== false && SideEffects::refuseWrite('write', $path)) {
+            SideEffects::$quietFailure = true;
+            return false;
+        }
         if ($options & self::OPEN_FOR_INCLUDE && self::$provider !== null) {
             $real = self::native(static function () use ($path) {
                 return \realpath($path);
@@ -313,6 +320,10 @@ final class IncludeInterceptor
 
     public function stream_metadata(string $path, int $option, $value): bool
     {
+        PathTraversal::path($path);
+        if (SideEffects::refuseWrite($option === \STREAM_META_TOUCH ? 'touch' : 'change', $path)) {
+            return false;
+        }
         return self::native(static function () use ($path, $option, $value) {
             switch ($option) {
                 case \STREAM_META_TOUCH:
@@ -339,6 +350,7 @@ final class IncludeInterceptor
     /** @return array<int|string, int>|false */
     public function url_stat(string $path, int $flags)
     {
+        PathTraversal::path($path);
         return self::native(static function () use ($path, $flags) {
             // PHP reports a failed stat() itself unless the caller asked for quiet.
             return ($flags & \STREAM_URL_STAT_LINK) ? @\lstat($path) : @\stat($path);
@@ -347,6 +359,10 @@ final class IncludeInterceptor
 
     public function unlink(string $path): bool
     {
+        PathTraversal::path($path);
+        if (SideEffects::refuseWrite('delete', $path)) {
+            return false;
+        }
         $context = $this->context;
         return self::native(static function () use ($path, $context) {
             return $context !== null ? \unlink($path, $context) : \unlink($path);
@@ -355,6 +371,11 @@ final class IncludeInterceptor
 
     public function rename(string $from, string $to): bool
     {
+        PathTraversal::path($from);
+        PathTraversal::path($to);
+        if (SideEffects::refuseWrite('rename', $from) || SideEffects::refuseWrite('rename a file to', $to)) {
+            return false;
+        }
         $context = $this->context;
         return self::native(static function () use ($from, $to, $context) {
             return $context !== null ? \rename($from, $to, $context) : \rename($from, $to);
@@ -363,6 +384,10 @@ final class IncludeInterceptor
 
     public function mkdir(string $path, int $mode, int $options): bool
     {
+        PathTraversal::path($path);
+        if (SideEffects::refuseWrite('create the folder', $path)) {
+            return false;
+        }
         $context = $this->context;
         return self::native(static function () use ($path, $mode, $options, $context) {
             $recursive = ($options & \STREAM_MKDIR_RECURSIVE) !== 0;
@@ -375,6 +400,10 @@ final class IncludeInterceptor
 
     public function rmdir(string $path, int $options): bool
     {
+        PathTraversal::path($path);
+        if (SideEffects::refuseWrite('delete the folder', $path)) {
+            return false;
+        }
         $context = $this->context;
         return self::native(static function () use ($path, $options, $context) {
             if (($options & \STREAM_REPORT_ERRORS) === 0) {
@@ -386,6 +415,7 @@ final class IncludeInterceptor
 
     public function dir_opendir(string $path, int $options): bool
     {
+        PathTraversal::path($path);
         $context = $this->context;
         $dir = self::quietOpen(static function () use ($path, $context) {
             return $context !== null ? @\opendir($path, $context) : @\opendir($path);

@@ -43,4 +43,52 @@ final class ProblemText
         }
         return "Error $type";
     }
+
+    public static function throwable(string $runtimeDir, \Throwable $e): string
+    {
+        $message = $e->getMessage();
+        $previous = $e->getPrevious();
+        while ($previous !== null) {
+            $message .= "\nCaused by " . \get_class($previous) . ': ' . $previous->getMessage()
+                . ' at ' . $previous->getFile() . ':' . $previous->getLine();
+            $previous = $previous->getPrevious();
+        }
+        return self::encode($runtimeDir, \get_class($e), $message, $e->getFile(), $e->getLine(), $e->getTrace());
+    }
+
+    /**
+     * Encodes a Problem. $calls is a debug_backtrace()-style list whose first
+     * entry is the call into the function that was executing at $file:$line;
+     * $truncated says it is only the top of the stack. The detectors' hooks
+     * are taken out: a call they made stands where the target called them.
+     *
+     * @param list<array<string, mixed>> $calls
+     */
+    public static function encode(string $runtimeDir, string $class, string $message, string $file, int $line, array $calls, bool $truncated = false): string
+    {
+        [$file, $line, $calls] = Detectors::withoutHooks($file, $line, $calls);
+        $message = IncludeInterceptor::withNativeReasons($message);
+        $frames = [];
+        $where = [$file, $line];
+        foreach ($calls as $call) {
+            $frames[] = [$where[0], $where[1], self::functionName($call)];
+            $callFile = $call['file'] ?? '';
+            if ($callFile !== '' && \strncmp($callFile, $runtimeDir, \strlen($runtimeDir)) === 0) {
+                $where = null;
+                break;
+            }
+            $where = [$callFile, $call['line'] ?? 0];
+        }
+        if ($calls !== [] && !$truncated && $where !== null && $where[0] !== '') {
+            $frames[] = [$where[0], $where[1], '{main}'];
+        }
+        $trace = '';
+        $encoded = \pack('P', \count($frames));
+        foreach ($frames as $n => [$frameFile, $frameLine, $function]) {
+            $trace .= "#$n $function at " . ($frameFile === '' ? '[internal]' : "$frameFile:$frameLine") . "\n";
+            $encoded .= Wire::bytes($frameFile) . \pack('V', $frameLine) . Wire::bytes($function);
+        }
+        return Wire::bytes($class) . Wire::bytes($message) . Wire::bytes($file) . \pack('V', $line)
+            . Wire::bytes($trace) . $encoded;
+    }
 }

@@ -48,6 +48,10 @@ final class Wire
     const EXIT = 5;
     const OUT_OF_MEMORY = 6;
     const STACK_OVERFLOW = 7;
+    /** A bug detector's finding (docs/detectors.md). */
+    const SECURITY = 8;
+    /** A side effect php-fuzz refused; the run went on. */
+    const SIDE_EFFECT = 9;
 
     /** First four bytes of every frame: "\xF5pf\x02" (0xF5 never occurs in UTF-8 text). */
     const MAGIC = 0x026670F5;

@@ -11,6 +11,15 @@ require __DIR__ . '/FuzzedDataProvider.php';
 require __DIR__ . '/Config.php';
 require __DIR__ . '/Wire.php';
 require __DIR__ . '/IncludeInterceptor.php';
+require __DIR__ . '/NetworkInterceptor.php';
+require __DIR__ . '/Detectors.php';
+require __DIR__ . '/SideEffects.php';
+require __DIR__ . '/DetectorSetup.php';
+foreach (['CommandInjection', 'CodeInjection', 'ObjectInjection', 'ClassInjection', 'PathTraversal', 'Xxe', 'Ssrf', 'RegexDos'] as $detector) {
+    require __DIR__ . '/Detectors/' . $detector . '.php';
+}
+require __DIR__ . '/Sinks.php';
+require __DIR__ . '/SinksStrict.php';
 require __DIR__ . '/ProblemText.php';
 require __DIR__ . '/Harness.php';
 require __DIR__ . '/ForkServer.php';

@@ -22,6 +22,10 @@ final class Config
     public $customMutator = null;
     /** @var \Closure|null called as ($a, $b, $maxLen, $seed), returns the mutant */
     public $customCrossOver = null;
+    /** @var list<string>|null the bug detectors on (null: all); `fuzz --detectors` wins */
+    public $detectors = null;
+    /** @var list<string> folders a run may write in, besides the scratch folder */
+    public $allowedWrites = [];
     /**
      * @internal folders (ending in '/') whose files are never instrumented:
      * a fuzz test's PHPUnit and php-fuzz's own code
@@ -89,5 +93,45 @@ final class Config
     public function setCustomCrossOver(callable $crossOver): void
     {
         $this->customCrossOver = \Closure::fromCallable($crossOver);
+    }
+
+    /**
+     * The bug detectors to run (`php-fuzz detectors` lists them): names,
+     * 'all' or 'none'. `php-fuzz fuzz --detectors` wins over this.
+     *
+     * @param list<string> $detectors
+     */
+    public function setDetectors(array $detectors): void
+    {
+        $known = ['command-injection', 'code-injection', 'object-injection', 'class-injection',
+            'path-traversal', 'xxe', 'ssrf', 'regex-dos'];
+        $chosen = [];
+        foreach ($detectors as $name) {
+            if ($name === 'all') {
+                $chosen = $known;
+            } elseif ($name !== 'none' && !in_array($name, $known, true)) {
+                throw new \InvalidArgumentException(sprintf(
+                    "setDetectors(): unknown detector %s: the detectors are %s, or 'all' or 'none'",
+                    is_string($name) ? "'$name'" : gettype($name),
+                    implode(', ', $known)
+                ));
+            } elseif ($name !== 'none') {
+                $chosen[] = $name;
+            }
+        }
+        $this->detectors = array_values(array_unique($chosen));
+    }
+
+    /**
+     * Lets runs write, rename and delete files under $dir (they may always
+     * in the campaign's scratch folder, sys_get_temp_dir()).
+     */
+    public function allowWrites(string $dir): void
+    {
+        $real = realpath($dir);
+        if ($real === false || !is_dir($real)) {
+            throw new \InvalidArgumentException("allowWrites(): '$dir' is not a folder");
+        }
+        $this->allowedWrites[] = $real;
     }
 }

@@ -13,6 +13,9 @@
 //!   frames of the PHP stack, with recursion collapsed so that neither its
 //!   depth nor its path counts. php-fuzz's own frames are gone already
 //!   (the harness hides its runtime).
+//! - **Security findings** are the same bug when the same detector fires at
+//!   the same sink, called the same way (the top frames); **side effects**
+//!   when the same kind is refused at the same place.
 //! - **Hangs, memory exhaustion, runaway recursion and silent deaths** are
 //!   caught wherever the process happened to be: their place is the
 //!   function they were caught in, with no lines and no callers.
@@ -55,6 +58,10 @@ pub fn signature(crash: &Crash) -> String {
             at_site(crash, kind_class_message(crash))
         }
         CrashKind::Exit => at_site(crash, "exit".to_string()),
+        // A detector's finding: the detector, the sink's place and callers.
+        CrashKind::Security => at_site(crash, format!("security {}", p.class)),
+        // Reported once per place (docs/detectors.md): the callers do not count.
+        CrashKind::SideEffect => format!("side-effect {} at {}:{}", p.class, p.file, p.line),
     }
 }
 

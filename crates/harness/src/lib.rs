@@ -23,6 +23,8 @@ mod triage;
 mod watch;
 
 use std::path::PathBuf;
+
+pub use php_fuzz_detectors::{Detector, DetectorSet, UnknownDetector};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -82,6 +84,12 @@ pub struct HarnessConfig {
     /// (`--no-fork-server` turns it off); falls back to starting `php`
     /// where PHP cannot fork (docs/architecture.md, "The fork server").
     pub fork_server: bool,
+    /// The bug detectors to run; `None` leaves it to the target
+    /// (`$config->setDetectors()`), which defaults to all (docs/detectors.md).
+    pub detectors: Option<DetectorSet>,
+    /// `--allow-side-effects`: runs may start processes, connect and write
+    /// anywhere, as they would outside php-fuzz.
+    pub allow_side_effects: bool,
 }
 
 impl HarnessConfig {
@@ -109,6 +117,8 @@ impl HarnessConfig {
             max_stack_depth: 50_000,
             catch_fatal_stack: false,
             fork_server: true,
+            detectors: None,
+            allow_side_effects: false,
         }
     }
 
@@ -273,10 +283,16 @@ pub enum CrashKind {
     OutOfMemory,
     /// The process died without a word: a segfault, or killed from outside.
     HarnessDied,
+    /// A bug detector's finding: `problem.class` names the detector
+    /// (docs/detectors.md).
+    Security,
+    /// A side effect php-fuzz refused (a process, a connection, a write
+    /// outside the allowed folders): `problem.class` says which.
+    SideEffect,
 }
 
 impl CrashKind {
-    pub const ALL: [CrashKind; 8] = [
+    pub const ALL: [CrashKind; 10] = [
         CrashKind::Exception,
         CrashKind::Warning,
         CrashKind::Timeout,
@@ -285,6 +301,8 @@ impl CrashKind {
         CrashKind::Exit,
         CrashKind::OutOfMemory,
         CrashKind::HarnessDied,
+        CrashKind::Security,
+        CrashKind::SideEffect,
     ];
 
     /// Name used in status lines and sidecars.
@@ -298,6 +316,8 @@ impl CrashKind {
             CrashKind::Exit => "exit",
             CrashKind::OutOfMemory => "out-of-memory",
             CrashKind::HarnessDied => "harness-died",
+            CrashKind::Security => "security",
+            CrashKind::SideEffect => "side-effect",
         }
     }
 
@@ -359,7 +379,9 @@ mod tests {
             | CrashKind::StackOverflow
             | CrashKind::Exit
             | CrashKind::OutOfMemory
-            | CrashKind::HarnessDied => (),
+            | CrashKind::HarnessDied
+            | CrashKind::Security
+            | CrashKind::SideEffect => (),
         };
         for kind in CrashKind::ALL {
             assert_eq!(kind.name().parse(), Ok(kind));

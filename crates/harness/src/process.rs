@@ -14,6 +14,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use command_fds::{CommandFdExt, FdMapping};
+use php_fuzz_detectors::DetectorSet;
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::process::{Pid, Resource, Signal, getrlimit, kill_process, kill_process_group};
 
@@ -65,6 +66,10 @@ pub struct TargetInfo {
     pub grammar: Option<String>,
     /// `setCustomMutator()` / `setCustomCrossOver()` were called.
     pub custom: CustomHooks,
+    /// The bug detectors on: `--detectors`, else `$config->setDetectors()`.
+    pub detectors: DetectorSet,
+    /// Where runs may write (empty with `--allow-side-effects`).
+    pub writable: Vec<std::path::PathBuf>,
 }
 
 /// Which custom mutation hooks the target file set.
@@ -142,7 +147,14 @@ impl HarnessProcess {
             .args(["-d", "error_reporting=-1", "-d", "max_execution_time=0"])
             // Opcache (not its JIT) keeps the instrumented code compiled and
             // optimised; --ini opcache.enable_cli=0 turns it off.
-            .args(["-d", "opcache.enable_cli=1"]);
+            .args(["-d", "opcache.enable_cli=1"])
+            // Temporary files go to the scratch folder, where runs may write.
+            .arg("-d")
+            .arg(format!(
+                "sys_temp_dir={}",
+                config.runtime.scratch().display()
+            ))
+            .env("TMPDIR", config.runtime.scratch());
         for (key, value) in &config.ini {
             command.arg("-d").arg(format!("{key}={value}"));
         }
@@ -195,6 +207,12 @@ impl HarnessProcess {
             config,
         );
         let target = config.target.as_os_str().as_bytes();
+        let detectors = config.detectors.map(|set| {
+            set.names()
+                .into_iter()
+                .map(str::as_bytes)
+                .collect::<Vec<_>>()
+        });
         let init = Request::Init {
             target,
             style: style_code(sources.style()),
@@ -203,6 +221,10 @@ impl HarnessProcess {
             dedup_traces: config.dedup_traces,
             max_stack_depth: config.max_stack_depth,
             catch_fatal_stack: config.catch_fatal_stack,
+            log_comparisons: sources.logs_comparisons(),
+            detectors,
+            allow_side_effects: config.allow_side_effects,
+            scratch_dir: config.runtime.scratch().as_os_str().as_bytes(),
         };
         if process
             .send(&init)
@@ -253,6 +275,8 @@ impl HarnessProcess {
                 load_coverage: Vec::new(),
                 grammar: None,
                 custom: CustomHooks::default(),
+                detectors: DetectorSet::NONE,
+                writable: Vec::new(),
             },
             status: None,
         }
@@ -322,6 +346,8 @@ impl HarnessProcess {
                     grammar,
                     custom_mutator,
                     custom_crossover,
+                    detectors,
+                    writable,
                 } => {
                     self.info = TargetInfo {
                         php_version: String::from_utf8_lossy(php_version).into_owned(),
@@ -343,6 +369,16 @@ impl HarnessProcess {
                             mutator: custom_mutator,
                             crossover: custom_crossover,
                         },
+                        detectors: DetectorSet::from_names(
+                            detectors
+                                .iter()
+                                .map(|d| std::str::from_utf8(d).unwrap_or("")),
+                        )
+                        .map_err(|e| HarnessError::Protocol(e.to_string()))?,
+                        writable: writable
+                            .iter()
+                            .map(|w| Path::new(OsStr::from_bytes(w)).to_path_buf())
+                            .collect(),
                     };
                     self.consume_frame();
                     return Ok(());

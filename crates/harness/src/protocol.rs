@@ -17,7 +17,7 @@ pub fn config() -> impl bincode::config::Config {
 }
 
 /// Bumped whenever the layout changes; both sides come from one binary.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The first bytes of every frame, `F5 70 66 02`: 0xF5 never occurs in
 /// UTF-8, so text a target writes into a pipe is never taken for a frame.
@@ -58,6 +58,15 @@ pub enum Request<'a> {
         /// Every block also notes the PHP stack, so a fatal error's report
         /// has it (a harness started to re-run one input, never to fuzz).
         catch_fatal_stack: bool,
+        /// The source server serves the `cmplog` rendering: the detectors'
+        /// hooks log their comparisons too.
+        log_comparisons: bool,
+        /// The detectors the engine chose; `None`: the target's, else all.
+        detectors: Option<Vec<&'a [u8]>>,
+        /// `--allow-side-effects`.
+        allow_side_effects: bool,
+        /// The campaign's scratch folder, where runs may write.
+        scratch_dir: &'a [u8],
     },
     Run {
         /// The engine will ask for the trace every few milliseconds (so a
@@ -145,6 +154,10 @@ pub enum Event<'a> {
         grammar: &'a [u8],
         custom_mutator: bool,
         custom_crossover: bool,
+        /// The detectors on.
+        detectors: Vec<&'a [u8]>,
+        /// The folders runs may write in (empty: side effects allowed).
+        writable: Vec<&'a [u8]>,
     },
     LoadFailed {
         problem: Problem<'a>,
@@ -253,6 +266,10 @@ pub mod status {
     pub const OUT_OF_MEMORY: u8 = 6;
     /// The harness found the call stack deeper than `max_stack_depth`.
     pub const STACK_OVERFLOW: u8 = 7;
+    /// A bug detector's finding (docs/detectors.md).
+    pub const SECURITY: u8 = 8;
+    /// A side effect the harness refused; the run went on.
+    pub const SIDE_EFFECT: u8 = 9;
 }
 
 /// Encodes `request` as frame number `seq` into `buf` (cleared first).

@@ -69,7 +69,67 @@ const FILES: &[(&str, &str)] = &[
         "FuzzedDataProvider.php",
         runtime_file!("src/FuzzedDataProvider.php"),
     ),
+    (
+        "NetworkInterceptor.php",
+        runtime_file!("internal/NetworkInterceptor.php"),
+    ),
+    ("Detectors.php", runtime_file!("internal/Detectors.php")),
+    ("SideEffects.php", runtime_file!("internal/SideEffects.php")),
+    (
+        "DetectorSetup.php",
+        runtime_file!("internal/DetectorSetup.php"),
+    ),
+    ("Sinks.php", SINKS),
+    (
+        "Detectors/CommandInjection.php",
+        runtime_file!("internal/Detectors/CommandInjection.php"),
+    ),
+    (
+        "Detectors/CodeInjection.php",
+        runtime_file!("internal/Detectors/CodeInjection.php"),
+    ),
+    (
+        "Detectors/ObjectInjection.php",
+        runtime_file!("internal/Detectors/ObjectInjection.php"),
+    ),
+    (
+        "Detectors/ClassInjection.php",
+        runtime_file!("internal/Detectors/ClassInjection.php"),
+    ),
+    (
+        "Detectors/PathTraversal.php",
+        runtime_file!("internal/Detectors/PathTraversal.php"),
+    ),
+    (
+        "Detectors/Xxe.php",
+        runtime_file!("internal/Detectors/Xxe.php"),
+    ),
+    (
+        "Detectors/Ssrf.php",
+        runtime_file!("internal/Detectors/Ssrf.php"),
+    ),
+    (
+        "Detectors/RegexDos.php",
+        runtime_file!("internal/Detectors/RegexDos.php"),
+    ),
 ];
+
+/// The detectors' hooks (`PhpFuzz\Sink\…`), which files without
+/// `strict_types` call; `SinksStrict.php` is made from it for the others.
+const SINKS: &str = runtime_file!("internal/Sinks.php");
+
+/// `Sinks.php` as a file that declares `strict_types=1`, in the namespace
+/// `PhpFuzz\Sink\Strict`: it then calls the real functions as a strict
+/// file would.
+fn strict_sinks() -> String {
+    SINKS
+        .replacen("<?php\n", "<?php declare(strict_types=1);\n", 1)
+        .replacen(
+            "namespace PhpFuzz\\Sink;",
+            "namespace PhpFuzz\\Sink\\Strict;",
+            1,
+        )
+}
 
 /// The unpacked runtime; removed when dropped.
 #[derive(Debug)]
@@ -77,6 +137,8 @@ pub struct Runtime {
     dir: tempfile::TempDir,
     /// Canonical path, as PHP reports it in stack traces.
     root: PathBuf,
+    _scratch: tempfile::TempDir,
+    scratch_root: PathBuf,
 }
 
 impl Runtime {
@@ -85,11 +147,29 @@ impl Runtime {
             .prefix("php-fuzz-runtime-")
             .tempdir()?;
         fs::create_dir(dir.path().join("PHPUnit"))?;
+        fs::create_dir(dir.path().join("Detectors"))?;
         for (name, contents) in FILES {
             fs::write(dir.path().join(name), contents)?;
         }
+        fs::write(dir.path().join("SinksStrict.php"), strict_sinks())?;
         let root = fs::canonicalize(dir.path())?;
-        Ok(Runtime { dir, root })
+        // A folder of its own: runs must not write into the runtime.
+        let scratch = tempfile::Builder::new()
+            .prefix("php-fuzz-scratch-")
+            .tempdir()?;
+        let scratch_root = fs::canonicalize(scratch.path())?;
+        Ok(Runtime {
+            dir,
+            root,
+            _scratch: scratch,
+            scratch_root,
+        })
+    }
+
+    /// The campaign's scratch folder: runs may write here (and PHP's
+    /// `sys_get_temp_dir()` is here), nowhere else unless allowed.
+    pub fn scratch(&self) -> &Path {
+        &self.scratch_root
     }
 
     pub fn entry_script(&self) -> PathBuf {

@@ -17,6 +17,7 @@ use php_fuzz_instrument::{
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::HarnessError;
+use php_fuzz_detectors::DetectorSet;
 
 /// A file some harness included, as it was when first included.
 #[derive(Debug, Clone)]
@@ -65,6 +66,34 @@ struct State {
     /// Comparison literals of every file served, in the order first seen.
     literals: Vec<Vec<u8>>,
     known_literals: FxHashSet<Vec<u8>>,
+    /// The detectors whose sinks the served files call.
+    detectors_seen: DetectorSet,
+    /// The detectors on, once the target said (`enable_detector_words`).
+    detectors_on: Option<DetectorSet>,
+}
+
+impl State {
+    /// Adds a dictionary word once; whether it is new.
+    fn add_literal(&mut self, literal: Vec<u8>) -> bool {
+        if self.literals.len() < MAX_SOURCE_LITERALS && self.known_literals.insert(literal.clone())
+        {
+            self.literals.push(literal);
+            return true;
+        }
+        false
+    }
+
+    /// The words of the detectors seen and on that are not in yet.
+    fn add_detector_words(&mut self, seen: DetectorSet) -> bool {
+        let on = self.detectors_on.unwrap_or(DetectorSet::NONE);
+        let mut added = false;
+        for detector in seen.iter().filter(|d| on.contains(*d)) {
+            for word in detector.info().words {
+                added |= self.add_literal(word.to_vec());
+            }
+        }
+        added
+    }
 }
 
 impl SourceServer {
@@ -159,13 +188,16 @@ impl SourceServer {
             Outcome::Instrumented(result) => {
                 let before = state.literals.len();
                 for literal in result.comparison_literals {
-                    if state.literals.len() >= MAX_SOURCE_LITERALS {
-                        break;
-                    }
-                    if state.known_literals.insert(literal.clone()) {
-                        state.literals.push(literal);
+                    state.add_literal(literal);
+                }
+                let mut new_detectors = DetectorSet::NONE;
+                for detector in result.detectors.iter() {
+                    if !state.detectors_seen.contains(detector) {
+                        new_detectors.insert(detector);
+                        state.detectors_seen.insert(detector);
                     }
                 }
+                state.add_detector_words(new_detectors);
                 if state.literals.len() > before {
                     self.literal_generation.fetch_add(1, Ordering::Release);
                 }
@@ -204,6 +236,18 @@ impl SourceServer {
         state.by_path.insert(path.to_path_buf(), index);
         state.files.push(file);
         Ok(served)
+    }
+
+    /// The detectors on, as the target's first harness said: the words of
+    /// those whose sinks the source calls join the dictionary taken from
+    /// the source (docs/detectors.md, "Steering").
+    pub fn enable_detector_words(&self, on: DetectorSet) {
+        let mut state = self.lock();
+        state.detectors_on = Some(on);
+        let seen = state.detectors_seen;
+        if state.add_detector_words(seen) {
+            self.literal_generation.fetch_add(1, Ordering::Release);
+        }
     }
 
     pub fn locate(&self, id: BlockId) -> Option<BlockLocation> {

@@ -166,6 +166,8 @@ fn kind_of(code: u8) -> CrashKind {
         status::EXIT => CrashKind::Exit,
         status::OUT_OF_MEMORY => CrashKind::OutOfMemory,
         status::STACK_OVERFLOW => CrashKind::StackOverflow,
+        status::SECURITY => CrashKind::Security,
+        status::SIDE_EFFECT => CrashKind::SideEffect,
         _ => CrashKind::Fatal,
     }
 }

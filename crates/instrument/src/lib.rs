@@ -15,6 +15,7 @@ mod stub;
 pub use ids::{BlockId, BlockIdAllocator, MAX_BLOCK_ID};
 pub use render::Plan;
 
+pub use php_fuzz_detectors::{Detector, DetectorSet};
 use serde::{Deserialize, Serialize};
 
 /// What a block marks. The kinds up to `GotoLabel` get a counter statement;
@@ -168,6 +169,9 @@ pub struct Instrumented {
     pub comparison_literals: Vec<Vec<u8>>,
     /// Comparison sites the source logs (the `cmplog` rendering), else 0.
     pub comparison_sites: u32,
+    /// The detectors whose sinks the file calls: their words join the
+    /// dictionary (docs/detectors.md).
+    pub detectors: DetectorSet,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,10 +2,12 @@
 //! files at once: plan every file in parallel, allocate ids in a fixed file
 //! order, render in parallel. Ids then do not depend on thread timing.
 
-use crate::analyze::{self, Analysis, CmpInsertion, Comparisons, Insertion, PlannedBlock};
+use crate::analyze::{
+    self, Analysis, CmpInsertion, Comparisons, Insertion, PlannedBlock, SinkInsertion, Sinks,
+};
 use crate::lexical::is_name_byte;
 use crate::stub::Piece;
-use crate::{Block, BlockId, Coverage, Instrumented, SkipReason, StubStyle, parse};
+use crate::{Block, BlockId, Coverage, DetectorSet, Instrumented, SkipReason, StubStyle, parse};
 
 /// A parsed and analysed file, ready to render once it has its ids.
 #[derive(Debug)]
@@ -17,6 +19,9 @@ pub struct Plan<'s> {
     insertions: Vec<Insertion>,
     names: Vec<String>,
     cmp: CmpPlan,
+    /// The detectors' sink rewrites, sorted like `insertions`.
+    sinks: Vec<SinkInsertion>,
+    detectors: DetectorSet,
 }
 
 /// The comparison pass's result, ready to render.
@@ -53,6 +58,12 @@ impl<'s> Plan<'s> {
             mut insertions,
             names,
             comparisons,
+            sinks:
+                Sinks {
+                    seen: detectors,
+                    insertions: sinks,
+                    ..
+                },
         } = analyze::analyze(code, &parsed.tree, coverage);
         drop(parsed);
 
@@ -100,6 +111,8 @@ impl<'s> Plan<'s> {
             insertions,
             names,
             cmp: CmpPlan::new(comparisons),
+            sinks,
+            detectors,
         })
     }
 
@@ -141,6 +154,7 @@ impl<'s> Plan<'s> {
             Some(_) => &self.cmp.insertions,
             None => &[],
         };
+        let cmplog = first_site.is_some();
         let first_site = first_site.unwrap_or(0);
         let capacity: usize = self.insertions.iter().map(|i| i.piece.max_len(style)).sum();
         let mut out = Vec::with_capacity(self.source.len() + capacity);
@@ -148,48 +162,61 @@ impl<'s> Plan<'s> {
         let mut last_terminator = None;
         let mut cmp = cmp_insertions.iter().peekable();
         let mut coverage = self.insertions.iter().peekable();
+        let mut sinks = self
+            .sinks
+            .iter()
+            .filter(|sink| cmplog || !sink.guide)
+            .peekable();
         loop {
-            // Coverage first at one (offset, rank): ranks order what encloses what.
-            let take_cmp = match (coverage.peek(), cmp.peek()) {
-                (None, None) => break,
-                (Some(_), None) => false,
-                (None, Some(_)) => true,
-                (Some(c), Some(m)) => (m.offset, m.rank) < (c.offset, c.rank),
+            // At one (offset, rank), coverage first, then comparisons, then
+            // sinks: ranks order what encloses what.
+            let next = [
+                coverage.peek().map(|c| (c.offset, c.rank, 0)),
+                cmp.peek().map(|m| (m.offset, m.rank, 1)),
+                sinks.peek().map(|s| (s.offset, s.rank, 2)),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let Some((offset, _, stream)) = next else {
+                break;
             };
-            if take_cmp {
-                let insertion = cmp.next().expect("peeked");
-                out.extend_from_slice(&self.source[copied..insertion.offset]);
-                copied = insertion.offset;
-                if insertion.piece.starts_with_name()
-                    && out.last().is_some_and(|&b| is_name_byte(b))
-                {
-                    out.push(b' ');
+            let offset = offset.max(copied);
+            out.extend_from_slice(&self.source[copied..offset]);
+            copied = offset;
+            match stream {
+                1 => {
+                    let insertion = cmp.next().expect("peeked");
+                    space_after_name(&mut out, insertion.piece.starts_with_name());
+                    insertion.piece.write(
+                        &mut out,
+                        first_site + insertion.site,
+                        self.source,
+                        &self.cmp.lists,
+                    );
                 }
-                insertion.piece.write(
-                    &mut out,
-                    first_site + insertion.site,
-                    self.source,
-                    &self.cmp.lists,
-                );
-                continue;
-            }
-            let insertion = coverage.next().expect("peeked");
-            if insertion.piece == Piece::Terminator {
-                // Two constructs ending at one `?>` need one `;` between them.
-                if last_terminator == Some(insertion.offset) {
-                    continue;
+                2 => {
+                    let insertion = sinks.next().expect("peeked");
+                    space_after_name(&mut out, insertion.piece.starts_with_name());
+                    insertion.piece.write(&mut out);
+                    copied += insertion.piece.skip();
                 }
-                last_terminator = Some(insertion.offset);
+                _ => {
+                    let insertion = coverage.next().expect("peeked");
+                    if insertion.piece == Piece::Terminator {
+                        // Two constructs ending at one `?>` need one `;` between them.
+                        if last_terminator == Some(insertion.offset) {
+                            continue;
+                        }
+                        last_terminator = Some(insertion.offset);
+                    }
+                    // `$a and$b` must not become `and\PhpFuzz\…`, one qualified name.
+                    space_after_name(&mut out, insertion.piece.starts_with_name());
+                    insertion
+                        .piece
+                        .write(&mut out, style, first.0 + insertion.block);
+                }
             }
-            out.extend_from_slice(&self.source[copied..insertion.offset]);
-            copied = insertion.offset;
-            // `$a and$b` must not become `and\PhpFuzz\…`, one qualified name.
-            if insertion.piece.starts_with_name() && out.last().is_some_and(|&b| is_name_byte(b)) {
-                out.push(b' ');
-            }
-            insertion
-                .piece
-                .write(&mut out, style, first.0 + insertion.block);
         }
         out.extend_from_slice(&self.source[copied..]);
 
@@ -218,7 +245,15 @@ impl<'s> Plan<'s> {
             } else {
                 self.cmp.sites
             },
+            detectors: self.detectors,
         }
+    }
+}
+
+/// A space between a name that ends `out` and a piece that starts with one.
+fn space_after_name(out: &mut Vec<u8>, starts_with_name: bool) {
+    if starts_with_name && out.last().is_some_and(|&b| is_name_byte(b)) {
+        out.push(b' ');
     }
 }
 

@@ -481,3 +481,96 @@ CloseCondition EdgeMap: |) ? \PhpFuzz\countEdge(16909311, true) : \PhpFuzz\count
         }
     }
 }
+
+/// The hook a sink wrapper calls (`php-runtime/internal/Sinks.php`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SinkCall {
+    /// The code of `eval`.
+    EvalCode,
+    /// The path of `include` and its kin.
+    IncludePath,
+    /// The class of `new $x`, `$x::m()`, `new ReflectionClass($x)`.
+    ClassName,
+    /// The callee of `$f(…)`, `call_user_func($f, …)`.
+    Callee,
+    /// An XML document a parser is about to read (a guide, cmplog only).
+    XmlDocument,
+}
+
+impl SinkCall {
+    fn name(self) -> &'static [u8] {
+        match self {
+            SinkCall::EvalCode => b"evalCode",
+            SinkCall::IncludePath => b"includePath",
+            SinkCall::ClassName => b"className",
+            SinkCall::Callee => b"callee",
+            SinkCall::XmlDocument => b"xmlDocument",
+        }
+    }
+}
+
+/// What one sink insertion adds (every rendering; guides in `cmplog` only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SinkPiece {
+    /// `\PhpFuzz\Sink\` (or `\PhpFuzz\Sink\Strict\`) before the name of a
+    /// hooked function; before `\exec`, without its last backslash.
+    Namespace { strict: bool, qualified: bool },
+    /// `\PhpFuzz\Sink\HOOK(` before a value.
+    Open(SinkCall),
+    /// `(\PhpFuzz\Sink\HOOK(` before a class or callee.
+    OpenParenthesized(SinkCall),
+    /// `)` after an `Open` value.
+    Close,
+    /// `))` after an `OpenParenthesized` one.
+    CloseParenthesized,
+    /// `text` in place of the next `skip` source bytes (backticks).
+    Replace { skip: u8, text: &'static [u8] },
+}
+
+impl SinkPiece {
+    /// Whether the text starts with a name, which must not run into a
+    /// name before it (`include\PhpFuzz\…` would be one qualified name).
+    pub(crate) fn starts_with_name(self) -> bool {
+        match self {
+            SinkPiece::Namespace { .. } | SinkPiece::Open(_) => true,
+            SinkPiece::Replace { text, .. } => text.starts_with(b"\\PhpFuzz"),
+            _ => false,
+        }
+    }
+
+    /// How many source bytes the piece stands in for.
+    pub(crate) fn skip(self) -> usize {
+        match self {
+            SinkPiece::Replace { skip, .. } => usize::from(skip),
+            _ => 0,
+        }
+    }
+
+    pub(crate) fn write(self, out: &mut Vec<u8>) {
+        match self {
+            SinkPiece::Namespace { strict, qualified } => {
+                out.extend_from_slice(if strict {
+                    b"\\PhpFuzz\\Sink\\Strict"
+                } else {
+                    b"\\PhpFuzz\\Sink"
+                });
+                if !qualified {
+                    out.push(b'\\');
+                }
+            }
+            SinkPiece::Open(call) => {
+                out.extend_from_slice(b"\\PhpFuzz\\Sink\\");
+                out.extend_from_slice(call.name());
+                out.push(b'(');
+            }
+            SinkPiece::OpenParenthesized(call) => {
+                out.extend_from_slice(b"(\\PhpFuzz\\Sink\\");
+                out.extend_from_slice(call.name());
+                out.push(b'(');
+            }
+            SinkPiece::Close => out.push(b')'),
+            SinkPiece::CloseParenthesized => out.extend_from_slice(b"))"),
+            SinkPiece::Replace { text, .. } => out.extend_from_slice(text),
+        }
+    }
+}

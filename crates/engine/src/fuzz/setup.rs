@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use php_fuzz_coverage::{FeatureSet, FingerprintCache};
 use php_fuzz_grammar::Grammar;
-use php_fuzz_harness::{Executor, HarnessConfig, SourceServer, StopWhen, TargetInfo};
+use php_fuzz_harness::{DetectorSet, Executor, HarnessConfig, SourceServer, StopWhen, TargetInfo};
 use php_fuzz_mutate::{Dictionary, LengthControl};
 use php_fuzz_storage::{CorpusDir, CorpusFile, Loaded};
 
@@ -174,6 +174,7 @@ fn start_target(
     let mut first = Executor::new(Arc::clone(&harness), Arc::clone(sources));
     first.stop_when(stop.clone());
     let info = first.start()?.clone();
+    sources.enable_detector_words(info.detectors);
     report_target(out, &info, &harness);
     Ok((harness, stop, first, info))
 }
@@ -429,10 +430,34 @@ fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
             warning.headline()
         ));
     }
+    out.line(&detectors_line(info));
     if !info.signals {
         out.line(&format!(
             "WARNING: {} has no pcntl/posix: timeouts are enforced from outside only, without a PHP stack trace",
             harness.php.path.display()
         ));
     }
+}
+
+/// `INFO: detectors: …; side effects: …` (docs/detectors.md).
+fn detectors_line(info: &TargetInfo) -> String {
+    let detectors = match info.detectors {
+        set if set.is_empty() => "none".to_string(),
+        set if set == DetectorSet::ALL => "all".to_string(),
+        set => set.names().join(", "),
+    };
+    let side_effects = if info.writable.is_empty() {
+        "allowed (--allow-side-effects)".to_string()
+    } else {
+        let folders: Vec<String> = info
+            .writable
+            .iter()
+            .map(|w| w.display().to_string())
+            .collect();
+        format!(
+            "refused (no process, no connection, writes only in {})",
+            folders.join(", ")
+        )
+    };
+    format!("INFO: detectors: {detectors}; side effects: {side_effects}")
 }

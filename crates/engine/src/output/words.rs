@@ -218,6 +218,8 @@ fn replay_label(kind: CrashKind) -> &'static str {
             "FATAL"
         }
         CrashKind::Exception | CrashKind::Warning => "CRASH",
+        CrashKind::Security => "SECURITY",
+        CrashKind::SideEffect => "SIDE EFFECT",
     }
 }
 

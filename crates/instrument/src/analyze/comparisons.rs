@@ -474,7 +474,7 @@ impl Analyzer<'_> {
     }
 
     /// The name of a call to a global function: `strcmp`, `\strcmp`.
-    fn global_function_name<'a>(&'a self, function: Node<'_>) -> Option<&'a [u8]> {
+    pub(super) fn global_function_name<'a>(&'a self, function: Node<'_>) -> Option<&'a [u8]> {
         let text = self.source.get(function.byte_range())?;
         match self.grammar.kind(function) {
             NodeKind::Name => Some(text),
@@ -488,7 +488,7 @@ impl Analyzer<'_> {
 
     /// The argument expressions of a call with plain positional arguments
     /// only: no name, no `...`, no `&`, not `f(...)`.
-    fn plain_arguments<'t>(&self, call: Node<'t>) -> Option<Vec<Node<'t>>> {
+    pub(super) fn plain_arguments<'t>(&self, call: Node<'t>) -> Option<Vec<Node<'t>>> {
         let f = &self.grammar.fields;
         let arguments = call.child_by_field_id(f.arguments.get())?;
         let mut cursor = arguments.walk();

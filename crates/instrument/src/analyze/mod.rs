@@ -37,6 +37,7 @@ mod literals;
 mod pruning;
 mod regions;
 mod scope;
+mod sinks;
 mod statements;
 
 use tree_sitter::{Node, Tree};
@@ -47,6 +48,7 @@ use crate::{BlockKind, Coverage};
 pub(crate) use comparisons::{CmpInsertion, Comparisons};
 use regions::CodeRegions;
 use scope::Scope;
+pub(crate) use sinks::{SinkInsertion, Sinks};
 
 /// A block found in the file, before it has an id.
 #[derive(Debug, Clone)]
@@ -83,6 +85,7 @@ pub(crate) struct Analysis {
     /// Function names as PHP gives them; `PlannedBlock::function` indexes it.
     pub names: Vec<String>,
     pub comparisons: Comparisons,
+    pub sinks: Sinks,
 }
 
 /// Order of insertions at the same offset. Everything that closes a
@@ -116,6 +119,7 @@ struct Analyzer<'s> {
     /// Brace-less bodies that must stay brace-less (see `dangling_else`).
     keep_brace_less: Vec<usize>,
     comparisons: Comparisons,
+    sinks: Sinks,
     /// Pruned coverage: blocks other blocks imply (see `pruning`).
     implied: Vec<pruning::Implied>,
 }
@@ -135,6 +139,7 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree, coverage: Coverage) -> Analysi
         by_reference: Vec::new(),
         keep_brace_less: Vec::new(),
         comparisons: Comparisons::default(),
+        sinks: Sinks::default(),
         implied: Vec::new(),
     };
     analyzer.walk(tree);
@@ -144,6 +149,7 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree, coverage: Coverage) -> Analysi
         scope,
         regions,
         mut comparisons,
+        mut sinks,
         implied,
         ..
     } = analyzer;
@@ -151,11 +157,13 @@ pub(crate) fn analyze(source: &[u8], tree: &Tree, coverage: Coverage) -> Analysi
     outside.invalidate_blocks(&mut blocks, &insertions);
     outside.invalidate_sites(&mut comparisons);
     pruning::leave_out_implied(&mut blocks, &implied);
+    sinks.finish();
     Analysis {
         blocks,
         insertions,
         names: scope.into_names(),
         comparisons,
+        sinks,
     }
 }
 
@@ -187,12 +195,16 @@ impl<'s> Analyzer<'s> {
     fn enter(&mut self, node: Node<'_>, depth: u32) -> bool {
         let kind = self.grammar.kind(node);
         if self.grammar.is_opaque(node) {
+            if kind == NodeKind::NamespaceUseDeclaration {
+                self.note_use_declaration(node);
+            }
             self.scope.push_parent(kind, false);
             return false;
         }
         self.scope.enter(node, kind, depth);
         let descend = self.plan_coverage(node, kind, depth);
         self.plan_comparisons(node, kind, depth);
+        self.plan_sinks(node, kind, depth);
         let is_list = self.is_statement_list(node, kind);
         self.scope.push_parent(kind, is_list);
         descend

@@ -186,6 +186,11 @@ impl<'s> Scope<'s> {
         self.function_frames.last().map(|f| f.1)
     }
 
+    /// Whether the walk is inside a namespace.
+    pub fn in_namespace(&self) -> bool {
+        !self.namespace.is_empty()
+    }
+
     /// Whether the walk is in the arguments of an `assert(…)`.
     pub fn in_assert(&self) -> bool {
         !self.assert_frames.is_empty()

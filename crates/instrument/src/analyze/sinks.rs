@@ -1,0 +1,441 @@
+//! Sinks of the bug detectors (docs/detectors.md): the calls whose
+//! arguments the detectors check, rewritten so that the check runs first.
+//!
+//! Every rewrite keeps the call exactly equivalent for a value that is no
+//! attack, and keeps every line where it was:
+//! - **renames**: a call to a global sink function (`exec`, `unserialize`,
+//!   `preg_match`, …) goes to the hook of the same name and signature in
+//!   `\PhpFuzz\Sink\` (or `\PhpFuzz\Sink\Strict\` from a file that declares
+//!   `strict_types=1`), which checks, then calls the real function. By-
+//!   reference and named arguments, the return value and exceptions pass
+//!   through. A name the file imports with `use function` or declares in a
+//!   namespace is not the global function, and is left alone;
+//! - **wrappers**: a value that reaches a sink which cannot be renamed (the
+//!   code of `eval`, the path of `include`, the class of `new $x`, the
+//!   callee of `$f(…)` and `call_user_func`) goes through a hook that
+//!   checks it and returns it unchanged;
+//! - **backticks** become a call to the `shell_exec` hook, with the
+//!   command's text as a double-quoted string (same interpolation);
+//! - **guides** (the `cmplog` rendering only): an XML document passed to
+//!   `->loadXML()` or `->XML()` goes through a hook that logs comparisons
+//!   steering the input toward the XXE canary.
+//!
+//! File operations, XML entity loading and network streams are hooked at
+//! run time (stream wrappers, libxml's entity loader); the calls that reach
+//! them only add their detectors' words to the dictionary here.
+
+use php_fuzz_detectors::{Detector, DetectorSet};
+use tree_sitter::Node;
+
+use super::{Analyzer, Rank};
+use crate::grammar::NodeKind;
+use crate::stub::{SinkCall, SinkPiece};
+
+/// What the sink pass found in a file.
+#[derive(Debug, Default)]
+pub(crate) struct Sinks {
+    /// The detectors whose sinks the file calls (for the dictionary).
+    pub seen: DetectorSet,
+    /// Insertions rendered in every rendering (renames until `finish`).
+    pub insertions: Vec<SinkInsertion>,
+    /// Renames, by the lower-case function name they hook.
+    renames: Vec<(&'static str, SinkInsertion)>,
+    /// Lower-case names that are not the global function here.
+    shadowed: Vec<Vec<u8>>,
+    /// The file declares `strict_types=1`.
+    strict: bool,
+    /// `use ReflectionClass;` (or an alias of it) in the file.
+    reflection_aliases: Vec<Vec<u8>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SinkInsertion {
+    pub offset: usize,
+    pub rank: u32,
+    pub piece: SinkPiece,
+    /// Rendered only in the `cmplog` rendering.
+    pub guide: bool,
+}
+
+impl Sinks {
+    /// Keeps the renames of names that are the global function, and orders
+    /// the insertions for rendering.
+    pub(crate) fn finish(&mut self) {
+        let shadowed = std::mem::take(&mut self.shadowed);
+        for (name, insertion) in self.renames.drain(..) {
+            if !shadowed.iter().any(|s| s == name.as_bytes()) {
+                self.insertions.push(insertion);
+            }
+        }
+        self.insertions
+            .sort_by_key(|insertion| (insertion.offset, insertion.rank));
+    }
+}
+
+/// How a global function is a sink.
+enum SinkFunction {
+    /// Renamed to the hook of the same name.
+    Hooked(Detector, &'static str),
+    /// Its first argument is wrapped.
+    FirstArgument(Detector, SinkCall),
+    /// Not rewritten (a run-time hook sees it): its detectors' words only.
+    Seen(&'static [Detector]),
+}
+
+const FILE: &[Detector] = &[Detector::PathTraversal];
+const FILE_OR_URL: &[Detector] = &[Detector::PathTraversal, Detector::Ssrf];
+const XML: &[Detector] = &[Detector::Xxe];
+const XML_FILE: &[Detector] = &[Detector::Xxe, Detector::PathTraversal, Detector::Ssrf];
+
+fn sink_function(lower: &[u8]) -> Option<SinkFunction> {
+    use Detector::*;
+    use SinkFunction::*;
+    Some(match lower {
+        b"exec" => Hooked(CommandInjection, "exec"),
+        b"system" => Hooked(CommandInjection, "system"),
+        b"passthru" => Hooked(CommandInjection, "passthru"),
+        b"shell_exec" => Hooked(CommandInjection, "shell_exec"),
+        b"popen" => Hooked(CommandInjection, "popen"),
+        b"proc_open" => Hooked(CommandInjection, "proc_open"),
+        b"pcntl_exec" => Hooked(CommandInjection, "pcntl_exec"),
+        b"mail" => Hooked(CommandInjection, "mail"),
+        b"unserialize" => Hooked(ObjectInjection, "unserialize"),
+        b"fsockopen" => Hooked(Ssrf, "fsockopen"),
+        b"pfsockopen" => Hooked(Ssrf, "pfsockopen"),
+        b"stream_socket_client" => Hooked(Ssrf, "stream_socket_client"),
+        b"socket_connect" => Hooked(Ssrf, "socket_connect"),
+        b"curl_exec" => Hooked(Ssrf, "curl_exec"),
+        b"preg_match" => Hooked(RegexDos, "preg_match"),
+        b"preg_match_all" => Hooked(RegexDos, "preg_match_all"),
+        b"preg_replace" => Hooked(RegexDos, "preg_replace"),
+        b"preg_replace_callback" => Hooked(RegexDos, "preg_replace_callback"),
+        b"preg_replace_callback_array" => Hooked(RegexDos, "preg_replace_callback_array"),
+        b"preg_split" => Hooked(RegexDos, "preg_split"),
+        b"preg_grep" => Hooked(RegexDos, "preg_grep"),
+        b"preg_filter" => Hooked(RegexDos, "preg_filter"),
+        b"symlink" => Hooked(PathTraversal, "symlink"),
+        b"link" => Hooked(PathTraversal, "link"),
+        b"tempnam" => Hooked(PathTraversal, "tempnam"),
+        b"eval" => FirstArgument(CodeInjection, SinkCall::EvalCode),
+        b"call_user_func" | b"call_user_func_array" => {
+            FirstArgument(ClassInjection, SinkCall::Callee)
+        }
+        b"simplexml_load_string" => FirstArgument(Xxe, SinkCall::XmlDocument),
+        b"simplexml_load_file" => Seen(XML_FILE),
+        b"xml_parse" | b"xml_parse_into_struct" => Seen(XML),
+        b"fopen" | b"file_get_contents" | b"file" | b"readfile" | b"copy" | b"get_headers" => {
+            Seen(FILE_OR_URL)
+        }
+        b"file_put_contents" | b"is_file" | b"file_exists" | b"is_dir" | b"is_readable"
+        | b"unlink" | b"rename" | b"mkdir" | b"rmdir" | b"scandir" | b"opendir" | b"touch"
+        | b"parse_ini_file" | b"filesize" | b"highlight_file" | b"show_source" => Seen(FILE),
+        _ => return None,
+    })
+}
+
+impl Analyzer<'_> {
+    /// Plans the rewrites `node` needs as a sink of a detector.
+    #[inline]
+    pub(super) fn plan_sinks(&mut self, node: Node<'_>, kind: NodeKind, depth: u32) {
+        match kind {
+            NodeKind::DeclareDirective => self.strict_types(node),
+            NodeKind::FunctionDefinition if self.scope.in_namespace() => {
+                if let Some(name) = node.child_by_field_id(self.grammar.fields.name.get()) {
+                    let lower = self.source[name.byte_range()].to_ascii_lowercase();
+                    self.sinks.shadowed.push(lower);
+                }
+            }
+            _ if !self.may_call() => {}
+            NodeKind::FunctionCallExpression => self.sink_call(node, depth),
+            NodeKind::IncludeExpression => self.include_path(node, depth),
+            NodeKind::ShellCommandExpression => self.backticks(node, depth),
+            NodeKind::ObjectCreationExpression => self.object_creation(node, depth),
+            NodeKind::ScopedCallExpression => self.dynamic_scope(node, depth),
+            NodeKind::MemberCallExpression => self.xml_method(node, depth),
+            _ => {}
+        }
+    }
+
+    /// `use function A\exec;` and `use ReflectionClass as R;`, seen on the
+    /// way past the (unwalked) declaration.
+    pub(super) fn note_use_declaration(&mut self, node: Node<'_>) {
+        let text = &self.source[node.byte_range()];
+        let words: Vec<Vec<u8>> = text
+            .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'\\' || *b >= 0x80))
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_ascii_lowercase())
+            .collect();
+        let imports = words.get(1).map(Vec::as_slice);
+        if imports == Some(b"const") {
+            return;
+        }
+        let last_segment = |w: &[u8]| w.rsplit(|b| *b == b'\\').next().unwrap_or(w).to_vec();
+        for (i, word) in words.iter().enumerate().skip(1) {
+            if matches!(word.as_slice(), b"function" | b"as") || words[i - 1] == b"as" {
+                continue;
+            }
+            // `X as Y`: Y is the name this file uses.
+            let alias = match (words.get(i + 1), words.get(i + 2)) {
+                (Some(as_), Some(alias)) if as_ == b"as" => alias.clone(),
+                _ => last_segment(word),
+            };
+            if imports == Some(b"function") {
+                self.sinks.shadowed.push(alias);
+            } else if last_segment(word) == b"reflectionclass" {
+                self.sinks.reflection_aliases.push(alias);
+            }
+        }
+    }
+
+    /// Calls may be added here: not in a constant expression or `assert()`.
+    fn may_call(&self) -> bool {
+        !self.scope.in_const_expression() && !self.scope.in_assert()
+    }
+
+    fn strict_types(&mut self, directive: Node<'_>) {
+        let compact: Vec<u8> = self.source[directive.byte_range()]
+            .iter()
+            .filter(|b| !b.is_ascii_whitespace())
+            .map(u8::to_ascii_lowercase)
+            .collect();
+        if compact == b"strict_types=1" {
+            self.sinks.strict = true;
+        }
+    }
+
+    fn sink_call(&mut self, call: Node<'_>, depth: u32) {
+        let Some(function) = call.child_by_field_id(self.grammar.fields.function.get()) else {
+            return;
+        };
+        match self.grammar.kind(function) {
+            NodeKind::Name | NodeKind::QualifiedName => {}
+            // `$f(…)`, `$this->handlers[$x](…)`, `get()(…)`: a dynamic call.
+            _ => return self.wrap_in_parentheses(function, depth + 1, SinkCall::Callee),
+        }
+        let Some(name) = self.global_function_name(function) else {
+            return;
+        };
+        let lower = name.to_ascii_lowercase();
+        let Some(sink) = sink_function(&lower) else {
+            return;
+        };
+        match sink {
+            SinkFunction::Hooked(detector, hook) => {
+                self.sinks.seen.insert(detector);
+                let qualified = self.source[function.start_byte()] == b'\\';
+                let piece = SinkPiece::Namespace {
+                    strict: self.sinks.strict,
+                    qualified,
+                };
+                let insertion = self.sink_insertion(function.start_byte(), depth + 1, piece);
+                self.sinks.renames.push((hook, insertion));
+            }
+            SinkFunction::FirstArgument(detector, hook) => {
+                self.sinks.seen.insert(detector);
+                if let Some(first) = self.plain_arguments(call).and_then(|a| a.first().copied()) {
+                    let guide = hook == SinkCall::XmlDocument;
+                    self.wrap_sink(first, depth + 3, hook, guide);
+                }
+            }
+            SinkFunction::Seen(detectors) => {
+                for &detector in detectors {
+                    self.sinks.seen.insert(detector);
+                }
+            }
+        }
+    }
+
+    /// `include EXPR` and its kin: the path goes through the hook.
+    fn include_path(&mut self, node: Node<'_>, depth: u32) {
+        self.sinks.seen.insert(Detector::CodeInjection);
+        self.sinks.seen.insert(Detector::PathTraversal);
+        let mut cursor = node.walk();
+        let path = node.named_children(&mut cursor).find(|c| !c.is_extra());
+        if let Some(path) = path {
+            self.wrap_sink(path, depth + 1, SinkCall::IncludePath, false);
+        }
+    }
+
+    /// `` `cmd $x` `` → `\PhpFuzz\Sink\shell_exec("cmd $x")`: the same text
+    /// as a double-quoted string, which interpolates the same way.
+    fn backticks(&mut self, node: Node<'_>, depth: u32) {
+        self.sinks.seen.insert(Detector::CommandInjection);
+        let (start, end) = (node.start_byte(), node.end_byte());
+        if end < start + 2 || self.source[end - 1] != b'`' {
+            return;
+        }
+        let open = SinkPiece::Replace {
+            skip: 1,
+            text: if self.sinks.strict {
+                b"\\PhpFuzz\\Sink\\Strict\\shell_exec(\""
+            } else {
+                b"\\PhpFuzz\\Sink\\shell_exec(\""
+            },
+        };
+        self.push_sink(start, Rank::open(2 * depth), open, false);
+        let mut cursor = node.walk();
+        for part in node.children(&mut cursor) {
+            match self.grammar.kind(part) {
+                NodeKind::StringContent => {
+                    for (i, &byte) in self.source[part.byte_range()].iter().enumerate() {
+                        if byte == b'"' {
+                            let escape = SinkPiece::Replace {
+                                skip: 1,
+                                text: b"\\\"",
+                            };
+                            self.push_sink(part.start_byte() + i, Rank::open(0), escape, false);
+                        }
+                    }
+                }
+                NodeKind::EscapeSequence => {
+                    let text = match &self.source[part.byte_range()] {
+                        b"\\`" => b"`".as_slice(),
+                        b"\\\"" => b"\\\\\\\"".as_slice(),
+                        _ => continue,
+                    };
+                    let piece = SinkPiece::Replace { skip: 2, text };
+                    self.push_sink(part.start_byte(), Rank::open(0), piece, false);
+                }
+                _ => {}
+            }
+        }
+        let close = SinkPiece::Replace {
+            skip: 1,
+            text: b"\")",
+        };
+        self.push_sink(end - 1, Rank::close(2 * depth), close, false);
+    }
+
+    /// `new $class(…)` and `new ReflectionClass($name)`.
+    fn object_creation(&mut self, node: Node<'_>, depth: u32) {
+        let mut cursor = node.walk();
+        let Some(class) = node
+            .named_children(&mut cursor)
+            .find(|c| !c.is_extra() && self.grammar.kind(*c) != NodeKind::Arguments)
+        else {
+            return;
+        };
+        match self.grammar.kind(class) {
+            NodeKind::Name | NodeKind::QualifiedName => {
+                if self.is_reflection_class(class)
+                    && let Some(arguments) = self.grammar.child_of_kind(node, NodeKind::Arguments)
+                    && let Some(first) = self.first_plain_argument(arguments)
+                {
+                    self.sinks.seen.insert(Detector::ClassInjection);
+                    self.wrap_sink(first, depth + 3, SinkCall::ClassName, false);
+                }
+            }
+            _ if !self.is_dynamic_class(class) => {}
+            _ => {
+                self.sinks.seen.insert(Detector::ClassInjection);
+                self.wrap_in_parentheses(class, depth + 1, SinkCall::ClassName);
+            }
+        }
+    }
+
+    /// `$class::method()`: the class goes through the hook.
+    fn dynamic_scope(&mut self, node: Node<'_>, depth: u32) {
+        let Some(scope) = node.named_child(0).filter(|c| !c.is_extra()) else {
+            return;
+        };
+        if self.is_dynamic_class(scope) {
+            self.sinks.seen.insert(Detector::ClassInjection);
+            self.wrap_in_parentheses(scope, depth + 1, SinkCall::ClassName);
+        }
+    }
+
+    /// `$doc->loadXML($xml)`, `$reader->XML($xml)`: a guide (cmplog only).
+    fn xml_method(&mut self, node: Node<'_>, depth: u32) {
+        let Some(name) = node.child_by_field_id(self.grammar.fields.name.get()) else {
+            return;
+        };
+        let method = &self.source[name.byte_range()];
+        if !method.eq_ignore_ascii_case(b"loadxml") && !method.eq_ignore_ascii_case(b"xml") {
+            return;
+        }
+        self.sinks.seen.insert(Detector::Xxe);
+        if let Some(first) = self.plain_arguments(node).and_then(|a| a.first().copied()) {
+            self.wrap_sink(first, depth + 3, SinkCall::XmlDocument, true);
+        }
+    }
+
+    /// A class expression that is computed at run time: a variable, a
+    /// property, an array element, a call, a parenthesized expression.
+    fn is_dynamic_class(&self, class: Node<'_>) -> bool {
+        match self.grammar.kind(class) {
+            NodeKind::Name
+            | NodeKind::QualifiedName
+            | NodeKind::RelativeScope
+            | NodeKind::AnonymousClass => false,
+            NodeKind::FunctionCallExpression
+            | NodeKind::ParenthesizedExpression
+            | NodeKind::MemberCallExpression
+            | NodeKind::ScopedCallExpression => true,
+            _ => self.source.get(class.start_byte()) == Some(&b'$'),
+        }
+    }
+
+    /// `ReflectionClass` as this file names the global class.
+    fn is_reflection_class(&self, class: Node<'_>) -> bool {
+        let lower = self.source[class.byte_range()].to_ascii_lowercase();
+        match lower.strip_prefix(b"\\") {
+            Some(global) => global == b"reflectionclass",
+            None if self.sinks.reflection_aliases.contains(&lower) => true,
+            None => lower == b"reflectionclass" && !self.scope.in_namespace(),
+        }
+    }
+
+    fn first_plain_argument<'t>(&self, arguments: Node<'t>) -> Option<Node<'t>> {
+        let mut cursor = arguments.walk();
+        let argument = arguments
+            .named_children(&mut cursor)
+            .find(|c| !c.is_extra())?;
+        if self.grammar.kind(argument) != NodeKind::Argument
+            || argument
+                .child_by_field_id(self.grammar.fields.name.get())
+                .is_some()
+        {
+            return None;
+        }
+        let mut inner = argument.walk();
+        let expression = argument
+            .named_children(&mut inner)
+            .find(|c| !c.is_extra())?;
+        (self.grammar.kind(expression) != NodeKind::VariadicUnpacking).then_some(expression)
+    }
+
+    /// `\PhpFuzz\Sink\HOOK(` … `)` around `node` (at `depth`).
+    fn wrap_sink(&mut self, node: Node<'_>, depth: u32, hook: SinkCall, guide: bool) {
+        let (start, end) = (node.start_byte(), node.end_byte());
+        self.push_sink(start, Rank::open(2 * depth), SinkPiece::Open(hook), guide);
+        self.push_sink(end, Rank::close(2 * depth), SinkPiece::Close, guide);
+    }
+
+    /// `(\PhpFuzz\Sink\HOOK(` … `))` around `node`: a class or callee
+    /// position, where a call must be parenthesized.
+    fn wrap_in_parentheses(&mut self, node: Node<'_>, depth: u32, hook: SinkCall) {
+        let (start, end) = (node.start_byte(), node.end_byte());
+        let open = SinkPiece::OpenParenthesized(hook);
+        self.push_sink(start, Rank::open(2 * depth), open, false);
+        let close = SinkPiece::CloseParenthesized;
+        self.push_sink(end, Rank::close(2 * depth), close, false);
+    }
+
+    fn sink_insertion(&self, offset: usize, depth: u32, piece: SinkPiece) -> SinkInsertion {
+        SinkInsertion {
+            offset,
+            rank: Rank::open(2 * depth),
+            piece,
+            guide: false,
+        }
+    }
+
+    fn push_sink(&mut self, offset: usize, rank: u32, piece: SinkPiece, guide: bool) {
+        self.sinks.insertions.push(SinkInsertion {
+            offset,
+            rank,
+            piece,
+            guide,
+        });
+    }
+}
