@@ -130,7 +130,7 @@ function mail($to, $subject, $message, $additional_headers = [], $additional_par
         : \mail($to, $subject, $message, $additional_headers, $additional_params);
 }
 
-// ----- object-injection -----
+// ----- object-injection (a call with named or unpacked arguments) -----
 
 function unserialize($data, $options = [])
 {
@@ -206,69 +206,14 @@ function curl_exec($handle)
     return \curl_exec($handle);
 }
 
-// ----- regex-dos -----
+// ----- regex-dos: the result of a preg_* call, made where it was -----
 
-function preg_match($pattern, $subject, &$matches = null, $flags = 0, $offset = 0)
+/** `\PhpFuzz\Sink\regex(\hrtime(true), preg_match(…), 'preg_match')`. */
+function regex($started, $result, $sink)
 {
-    $started = \hrtime(true);
-    $result = \preg_match($pattern, $subject, $matches, $flags, $offset);
-    RegexDos::after('preg_match', $pattern, $started, $result === false);
-    return $result;
-}
-
-function preg_match_all($pattern, $subject, &$matches = null, $flags = 0, $offset = 0)
-{
-    $started = \hrtime(true);
-    $result = \preg_match_all($pattern, $subject, $matches, $flags, $offset);
-    RegexDos::after('preg_match_all', $pattern, $started, $result === false);
-    return $result;
-}
-
-function preg_replace($pattern, $replacement, $subject, $limit = -1, &$count = null)
-{
-    $started = \hrtime(true);
-    $result = \preg_replace($pattern, $replacement, $subject, $limit, $count);
-    RegexDos::after('preg_replace', $pattern, $started, $result === null);
-    return $result;
-}
-
-function preg_replace_callback($pattern, $callback, $subject, $limit = -1, &$count = null, $flags = 0)
-{
-    $started = \hrtime(true);
-    $result = \preg_replace_callback($pattern, $callback, $subject, $limit, $count, $flags);
-    RegexDos::after('preg_replace_callback', $pattern, $started, $result === null);
-    return $result;
-}
-
-function preg_replace_callback_array($pattern, $subject, $limit = -1, &$count = null, $flags = 0)
-{
-    $started = \hrtime(true);
-    $result = \preg_replace_callback_array($pattern, $subject, $limit, $count, $flags);
-    RegexDos::after('preg_replace_callback_array', $pattern, $started, $result === null);
-    return $result;
-}
-
-function preg_split($pattern, $subject, $limit = -1, $flags = 0)
-{
-    $started = \hrtime(true);
-    $result = \preg_split($pattern, $subject, $limit, $flags);
-    RegexDos::after('preg_split', $pattern, $started, $result === false);
-    return $result;
-}
-
-function preg_grep($pattern, $array, $flags = 0)
-{
-    $started = \hrtime(true);
-    $result = \preg_grep($pattern, $array, $flags);
-    RegexDos::after('preg_grep', $pattern, $started, $result === false);
-    return $result;
-}
-
-function preg_filter($pattern, $replacement, $subject, $limit = -1, &$count = null)
-{
-    $started = \hrtime(true);
-    $result = \preg_filter($pattern, $replacement, $subject, $limit, $count);
-    RegexDos::after('preg_filter', $pattern, $started, $result === null && \preg_last_error() !== \PREG_NO_ERROR);
+    if ($result === false || $result === null || \hrtime(true) - $started > RegexDos::SLOW_NS) {
+        RegexDos::check($sink, $started, $result);
+    }
     return $result;
 }
 
@@ -310,6 +255,33 @@ function tempnam($directory, $prefix)
 }
 
 // ----- wrappers: values the instrumenter routes through a check -----
+
+/** The data of `unserialize($data)`, before it runs. */
+function serialized($data)
+{
+    if (\is_string($data)) {
+        ObjectInjection::unserialize($data, []);
+    }
+    return $data;
+}
+
+/** The data of `unserialize($data, $options)`, checked with the options. */
+function serializedData($data)
+{
+    ObjectInjection::$data = $data;
+    return $data;
+}
+
+/** The options of `unserialize($data, $options)`, then the check. */
+function serializedOptions($options)
+{
+    $data = ObjectInjection::$data;
+    ObjectInjection::$data = null;
+    if (\is_string($data)) {
+        ObjectInjection::unserialize($data, $options);
+    }
+    return $options;
+}
 
 /** The code of an eval(). */
 function evalCode($code)

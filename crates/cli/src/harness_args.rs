@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use php_fuzz_harness::{HarnessConfig, PhpBinary, Runtime, SourceServer};
+use php_fuzz_harness::{
+    DetectorSet, HarnessConfig, PhpBinary, Runtime, SourceServer, UnknownDetector,
+};
 use php_fuzz_instrument::{Coverage, StubStyle};
 
 use crate::fuzz_test_target::FuzzTest;
@@ -48,6 +50,19 @@ pub struct HarnessArgs {
     /// that loaded the target once (see docs/architecture.md, "The fork server").
     #[arg(long)]
     pub no_fork_server: bool,
+    /// The bug detectors to run: comma-separated names, `all` or `none` [default: the target's
+    /// $config->setDetectors(), else all]. `php-fuzz detectors` lists them (docs/detectors.md).
+    #[arg(long, value_name = "LIST", value_parser = parse_detectors)]
+    pub detectors: Option<DetectorSet>,
+    /// Let runs start processes, open network connections and write files anywhere, as they
+    /// would outside php-fuzz (refused by default; see docs/detectors.md, "Side effects").
+    #[arg(long)]
+    pub allow_side_effects: bool,
+}
+
+/// clap's check of `--detectors`: an unknown name is an error listing the known ones.
+fn parse_detectors(list: &str) -> Result<DetectorSet, UnknownDetector> {
+    DetectorSet::parse_list(list)
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +190,8 @@ impl HarnessArgs {
         config.malloc_limit_mb = self.malloc_limit_mb.unwrap_or(0);
         config.forward_output = self.show_output;
         config.fork_server = !self.no_fork_server;
+        config.detectors = self.detectors;
+        config.allow_side_effects = self.allow_side_effects;
         let style = match self.stub {
             StyleArg::Trace => StubStyle::Trace,
             StyleArg::EdgeMap => StubStyle::EdgeMap,

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail};
 use php_fuzz_instrument::{
-    Block, BlockIdAllocator, Coverage, Outcome, Plan, SkipReason, StubStyle,
+    Block, BlockIdAllocator, Coverage, Hooks, Outcome, Plan, SkipReason, StubStyle,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -46,9 +46,23 @@ pub struct InstrumentArgs {
     /// without the blocks other blocks imply (pruned, see `php-fuzz fuzz --coverage`).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CoverageArg::Full)]
     pub coverage: CoverageArg,
+    /// Leave calls of the bug detectors' sinks as they are: the output then runs with
+    /// FuzzingContext.php alone (see docs/detectors.md, "How sinks are hooked").
+    #[arg(long)]
+    pub no_hooks: bool,
     /// Threads for --out [default: all cores].
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
+}
+
+impl InstrumentArgs {
+    fn hooks(&self) -> Hooks {
+        if self.no_hooks {
+            Hooks::LeaveOut
+        } else {
+            Hooks::Rewrite
+        }
+    }
 }
 
 pub fn run(args: &InstrumentArgs) -> anyhow::Result<ExitCode> {
@@ -104,6 +118,7 @@ fn print_one(args: &InstrumentArgs, style: StubStyle) -> anyhow::Result<ExitCode
         &mut BlockIdAllocator::new(),
         style,
         args.coverage.mode(),
+        args.hooks(),
     )? {
         Outcome::Instrumented(result) => result.source,
         Outcome::Skipped(reason) => {
@@ -195,8 +210,9 @@ fn mirror(args: &InstrumentArgs, out: &Path, style: StubStyle) -> anyhow::Result
             sources
                 .par_iter()
                 .map(|s| {
-                    s.as_ref()
-                        .map(|(source, _)| Plan::new(source, args.coverage.mode()))
+                    s.as_ref().map(|(source, _)| {
+                        Plan::new(source, args.coverage.mode()).map(|p| p.with_hooks(args.hooks()))
+                    })
                 })
                 .collect()
         });

@@ -1,5 +1,6 @@
 //! The `php-fuzz` binary: parses the command line and wires the libraries together.
 
+mod detectors_command;
 mod exit_codes;
 mod fuzz_command;
 mod fuzz_test_target;
@@ -55,6 +56,8 @@ enum Command {
     Instrument(instrument_command::InstrumentArgs),
     /// List the grammars `fuzz --grammar` and `$config->setGrammar()` take.
     Grammars(grammars_command::GrammarsArgs),
+    /// List the bug detectors: each one's sinks, what it reports and its canary.
+    Detectors(detectors_command::DetectorsArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Init(args) => init_command::run(args),
         Command::Instrument(args) => instrument_command::run(args),
         Command::Grammars(args) => grammars_command::run(args),
+        Command::Detectors(args) => detectors_command::run(args),
         Command::Libfuzzer(args) => libfuzzer::run(args),
         Command::LibfuzzerWrapper(args) => wrapper_command::run(args),
     };

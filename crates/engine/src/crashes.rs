@@ -187,8 +187,18 @@ impl CrashStore {
         let artifact_path = self.artifacts.input_path(prefix, input, &self.target);
         let mut record = self.new_record(crash, signature.clone(), &artifact_path);
         let saved = self.artifacts.save(prefix, input, &mut record)?;
-        if let Some(dir) = &self.findings_dir {
-            php_fuzz_storage::save_finding_input(dir, prefix, input)?;
+        match (&self.findings_dir, crash.kind) {
+            // A refused side effect is no bug of the test: nothing to replay.
+            (Some(_), CrashKind::SideEffect) | (None, _) => {}
+            // A security finding replays through php-fuzz's detectors, which
+            // its name asks for (docs/phpunit.md).
+            (Some(dir), CrashKind::Security) => {
+                let named = format!("security-{}", crash.problem.class);
+                php_fuzz_storage::save_finding_input(dir, &named, input)?;
+            }
+            (Some(dir), _) => {
+                php_fuzz_storage::save_finding_input(dir, prefix, input)?;
+            }
         }
         self.order.push(signature.clone());
         let known = self.known.entry(signature).or_insert(KnownCrash {
@@ -358,6 +368,12 @@ pub fn replay_flags(config: &HarnessConfig, style: StubStyle) -> String {
     }
     if style == StubStyle::EdgeMap {
         flags.push_str(" --stub edge-map");
+    }
+    if let Some(detectors) = config.detectors {
+        flags.push_str(&format!(" --detectors {detectors}"));
+    }
+    if config.allow_side_effects {
+        flags.push_str(" --allow-side-effects");
     }
     flags
 }

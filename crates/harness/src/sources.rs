@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use php_fuzz_instrument::{
-    Block, BlockId, BlockIdAllocator, Coverage, Outcome, SkipReason, StubStyle,
+    Block, BlockId, BlockIdAllocator, Coverage, Hooks, Outcome, SkipReason, StubStyle,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -48,6 +48,8 @@ pub struct SourceServer {
     coverage: Coverage,
     /// Serve the `cmplog` rendering, which logs comparison operands.
     cmplog: bool,
+    /// Whether sinks go through the detectors' hooks.
+    hooks: Hooks,
     state: Mutex<State>,
     /// Bumped whenever `State::literals` grows.
     literal_generation: AtomicU64,
@@ -103,6 +105,7 @@ impl SourceServer {
             style,
             coverage: Coverage::Full,
             cmplog: false,
+            hooks: Hooks::Rewrite,
             state: Mutex::new(State::default()),
             literal_generation: AtomicU64::new(0),
         }
@@ -121,6 +124,16 @@ impl SourceServer {
     /// before the first file is served.
     pub fn with_coverage(self, coverage: Coverage) -> SourceServer {
         SourceServer { coverage, ..self }
+    }
+
+    /// The same server with the detectors' sink hooks, or without them
+    /// (`--detectors none --allow-side-effects`: nothing to check or refuse).
+    pub fn with_hooks(self, hooks: Hooks) -> SourceServer {
+        SourceServer { hooks, ..self }
+    }
+
+    pub fn hooks(&self) -> Hooks {
+        self.hooks
     }
 
     pub fn style(&self) -> StubStyle {
@@ -176,9 +189,16 @@ impl SourceServer {
                 &mut state.next_site,
                 self.style,
                 self.coverage,
+                self.hooks,
             )
         } else {
-            php_fuzz_instrument::instrument(&current, &mut state.ids, self.style, self.coverage)
+            php_fuzz_instrument::instrument(
+                &current,
+                &mut state.ids,
+                self.style,
+                self.coverage,
+                self.hooks,
+            )
         }
         .map_err(|source| HarnessError::Instrument {
             path: path.to_path_buf(),

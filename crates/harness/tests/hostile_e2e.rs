@@ -167,7 +167,11 @@ fn a_hang_costs_one_timeout_and_one_restart() {
 
 #[test]
 fn failed_file_operations_warn_in_phps_own_words() {
-    let mut ex = hostile("file_wrapper.php", |_| {});
+    // sys_get_temp_dir() is the campaign's scratch folder.
+    let mut tmp = String::new();
+    let mut ex = hostile("file_wrapper.php", |c| {
+        tmp = c.runtime.scratch().display().to_string();
+    });
     let results = run(&mut ex, &[b"f", b"u", b"m", b"d"]);
     let missing = "/php-fuzz-missing-dir/missing-file";
     let expected = [
@@ -176,7 +180,6 @@ fn failed_file_operations_warn_in_phps_own_words() {
         "mkdir(): No such file or directory".to_string(),
         format!("opendir(TMP{missing}): Failed to open directory: No such file or directory"),
     ];
-    let tmp = std::env::temp_dir().display().to_string();
     for (i, expected) in expected.iter().enumerate() {
         let crash = crash_of(&results, i);
         assert_eq!(crash.kind, CrashKind::Warning, "{crash:?}");
@@ -319,7 +322,8 @@ fn children_a_target_forks_neither_act_as_the_harness_nor_outlive_it() {
     let mut leave_child = b"f".to_vec();
     leave_child.extend_from_slice(pids.to_str().unwrap().as_bytes());
     {
-        let mut ex = hostile("forks.php", |_| {});
+        // The pid goes into this test's folder: a write php-fuzz allows here.
+        let mut ex = hostile("forks.php", |c| c.allow_side_effects = true);
         let results = run(&mut ex, &[b"F", b"", &leave_child, b"s", b"F", b""]);
         assert_eq!(verdicts(&results), ["ok"; 6]);
         assert_eq!(ex.stats().harness_starts, 1);
@@ -339,7 +343,8 @@ fn children_a_target_forks_neither_act_as_the_harness_nor_outlive_it() {
 
 #[test]
 fn working_directory_environment_and_stdin_behave() {
-    let mut ex = hostile("surroundings.php", |_| {});
+    // 'w' writes into the working directory: allowed here, as outside php-fuzz.
+    let mut ex = hostile("surroundings.php", |c| c.allow_side_effects = true);
     let results = run(&mut ex, &[b"c", b"g", b"w", b"p", b"r"]);
     let here = repo().join("fixtures/hostile");
     assert_eq!(

@@ -208,9 +208,21 @@ pub enum InstrumentError {
     OutOfSiteIds,
 }
 
+/// Whether the calls of the bug detectors' sinks go through php-fuzz's
+/// hooks (docs/detectors.md). Code with hooks needs the harness's runtime
+/// (`php-runtime/internal/Sinks.php` and the detectors) to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Hooks {
+    /// Sink calls are rewritten: what the harness serves by default.
+    #[default]
+    Rewrite,
+    /// Sink calls stay as they are: no detector, no side-effect refusal.
+    LeaveOut,
+}
+
 /// Instruments one PHP file: `source` in, instrumented source and its block
 /// map out, with one contiguous range of ids taken from `ids`; `coverage`
-/// says which blocks are recorded.
+/// says which blocks are recorded, `hooks` whether sinks are hooked.
 ///
 /// Never panics, whatever the bytes. A file tree-sitter cannot parse comes
 /// back as [`Outcome::Skipped`]: run it unchanged, and PHP reports any real
@@ -221,8 +233,9 @@ pub fn instrument(
     ids: &mut BlockIdAllocator,
     style: StubStyle,
     coverage: Coverage,
+    hooks: Hooks,
 ) -> Result<Outcome, InstrumentError> {
-    planned(source, coverage, |plan| {
+    planned(source, coverage, hooks, |plan| {
         let first = ids.allocate(plan.block_count())?;
         Ok(plan.render(first, style))
     })
@@ -239,8 +252,9 @@ pub fn instrument_cmplog(
     next_site: &mut u32,
     style: StubStyle,
     coverage: Coverage,
+    hooks: Hooks,
 ) -> Result<Outcome, InstrumentError> {
-    planned(source, coverage, |plan| {
+    planned(source, coverage, hooks, |plan| {
         let end = next_site
             .checked_add(plan.comparison_sites())
             .ok_or(InstrumentError::OutOfSiteIds)?;
@@ -256,10 +270,11 @@ pub fn instrument_cmplog(
 fn planned(
     source: &[u8],
     coverage: Coverage,
+    hooks: Hooks,
     render: impl FnOnce(Plan<'_>) -> Result<Instrumented, InstrumentError>,
 ) -> Result<Outcome, InstrumentError> {
     match Plan::new(source, coverage) {
         Err(reason) => Ok(Outcome::Skipped(reason)),
-        Ok(plan) => render(plan).map(Outcome::Instrumented),
+        Ok(plan) => render(plan.with_hooks(hooks)).map(Outcome::Instrumented),
     }
 }

@@ -116,6 +116,14 @@ impl<'s> Plan<'s> {
         })
     }
 
+    /// The plan with the detectors' sink hooks, or without them.
+    pub fn with_hooks(mut self, hooks: crate::Hooks) -> Plan<'s> {
+        if hooks == crate::Hooks::LeaveOut {
+            self.sinks.clear();
+        }
+        self
+    }
+
     /// The literal operands of the file's comparisons, in the forms a
     /// parser reads them from (see `docs/instrumentation.md`): sorted, each once.
     pub fn comparison_literals(&self) -> &[Vec<u8>] {

@@ -495,6 +495,14 @@ pub(crate) enum SinkCall {
     Callee,
     /// An XML document a parser is about to read (a guide, cmplog only).
     XmlDocument,
+    /// `\hrtime(true)` and the result of a `preg_*` call, then its name.
+    Regex,
+    /// The data of `unserialize($data)`.
+    Serialized,
+    /// The data of `unserialize($data, $options)`, checked with…
+    SerializedData,
+    /// …its options.
+    SerializedOptions,
 }
 
 impl SinkCall {
@@ -505,6 +513,10 @@ impl SinkCall {
             SinkCall::ClassName => b"className",
             SinkCall::Callee => b"callee",
             SinkCall::XmlDocument => b"xmlDocument",
+            SinkCall::Regex => b"regex",
+            SinkCall::Serialized => b"serialized",
+            SinkCall::SerializedData => b"serializedData",
+            SinkCall::SerializedOptions => b"serializedOptions",
         }
     }
 }
@@ -521,6 +533,8 @@ pub(crate) enum SinkPiece {
     OpenParenthesized(SinkCall),
     /// `)` after an `Open` value.
     Close,
+    /// `, 'NAME')` after a `preg_*` call wrapped in `Open(Regex)`.
+    CloseNamed(&'static str),
     /// `))` after an `OpenParenthesized` one.
     CloseParenthesized,
     /// `text` in place of the next `skip` source bytes (backticks).
@@ -562,6 +576,9 @@ impl SinkPiece {
                 out.extend_from_slice(b"\\PhpFuzz\\Sink\\");
                 out.extend_from_slice(call.name());
                 out.push(b'(');
+                if call == SinkCall::Regex {
+                    out.extend_from_slice(b"\\hrtime(true), ");
+                }
             }
             SinkPiece::OpenParenthesized(call) => {
                 out.extend_from_slice(b"(\\PhpFuzz\\Sink\\");
@@ -569,6 +586,11 @@ impl SinkPiece {
                 out.push(b'(');
             }
             SinkPiece::Close => out.push(b')'),
+            SinkPiece::CloseNamed(name) => {
+                out.extend_from_slice(b", '");
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(b"')");
+            }
             SinkPiece::CloseParenthesized => out.extend_from_slice(b"))"),
             SinkPiece::Replace { text, .. } => out.extend_from_slice(text),
         }

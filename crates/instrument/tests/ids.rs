@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 
 use php_fuzz_instrument::{
-    BlockId, BlockIdAllocator, Coverage, InstrumentError, MAX_BLOCK_ID, Outcome, StubStyle,
+    BlockId, BlockIdAllocator, Coverage, Hooks, InstrumentError, MAX_BLOCK_ID, Outcome, StubStyle,
     instrument,
 };
 
@@ -57,7 +57,8 @@ fn one_allocator_gives_every_file_its_own_contiguous_range_in_source_order() {
         };
         let before = ids.allocated();
         let Outcome::Instrumented(result) =
-            instrument(&source, &mut ids, style, Coverage::Full).expect("ids suffice")
+            instrument(&source, &mut ids, style, Coverage::Full, Hooks::Rewrite)
+                .expect("ids suffice")
         else {
             assert_eq!(
                 ids.allocated(),
@@ -124,7 +125,14 @@ fn one_allocator_gives_every_file_its_own_contiguous_range_in_source_order() {
 fn running_out_of_ids_is_an_error_and_takes_nothing() {
     let source = b"<?php\nif ($a) { b(); }\n";
     let mut ids = BlockIdAllocator::starting_at(MAX_BLOCK_ID - 1);
-    let err = instrument(source, &mut ids, StubStyle::Trace, Coverage::Full).unwrap_err();
+    let err = instrument(
+        source,
+        &mut ids,
+        StubStyle::Trace,
+        Coverage::Full,
+        Hooks::Rewrite,
+    )
+    .unwrap_err();
     assert!(
         matches!(
             err,
@@ -146,6 +154,7 @@ fn running_out_of_ids_is_an_error_and_takes_nothing() {
         &mut ids,
         StubStyle::Trace,
         Coverage::Full,
+        Hooks::Rewrite,
     )
     .unwrap() else {
         panic!("skipped");

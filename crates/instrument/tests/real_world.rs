@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::assert_only_inserted;
 use php_fuzz_instrument::{
-    BlockIdAllocator, Coverage, Outcome, Plan, SkipReason, StubStyle, instrument,
+    BlockIdAllocator, Coverage, Hooks, Outcome, Plan, SkipReason, StubStyle, instrument,
 };
 
 const LIBRARY_ROOT: &str = "/usr/share/php";
@@ -91,8 +91,14 @@ fn every_debian_php_library_file_stays_valid_php_with_the_same_lines() {
         let source = std::fs::read(file).expect("read library file");
         bytes += source.len();
         let relative = file.strip_prefix(root).expect("under root").to_path_buf();
-        let trace = match instrument(&source, &mut ids, StubStyle::Trace, Coverage::Full)
-            .expect("ids suffice")
+        let trace = match instrument(
+            &source,
+            &mut ids,
+            StubStyle::Trace,
+            Coverage::Full,
+            Hooks::Rewrite,
+        )
+        .expect("ids suffice")
         {
             Outcome::Instrumented(result) => result,
             Outcome::Skipped(SkipReason::ParseError { line }) => {

@@ -13,7 +13,7 @@ mod common;
 use std::fmt::Write as _;
 
 use common::{abbreviate, assert_only_inserted, expect_instrumented, parses_cleanly};
-use php_fuzz_instrument::{BlockIdAllocator, Coverage, Outcome, StubStyle, instrument};
+use php_fuzz_instrument::{BlockIdAllocator, Coverage, Hooks, Outcome, StubStyle, instrument};
 
 fn report(source: &str) -> String {
     let result = expect_instrumented(source.as_bytes(), StubStyle::Trace);
@@ -29,6 +29,7 @@ fn report_pruned(source: &str) -> String {
         &mut BlockIdAllocator::new(),
         StubStyle::Trace,
         Coverage::Pruned,
+        Hooks::Rewrite,
     )
     .expect("ids suffice")
     {
@@ -330,6 +331,7 @@ fn files_tree_sitter_cannot_parse_are_skipped_with_the_first_error_line() {
             &mut BlockIdAllocator::new(),
             StubStyle::Trace,
             Coverage::Full,
+            Hooks::Rewrite,
         )
         .unwrap()
         {

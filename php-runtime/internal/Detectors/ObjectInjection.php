@@ -15,6 +15,9 @@ use PhpFuzz\Detectors;
  */
 final class ObjectInjection
 {
+    /** @var mixed the data of an unserialize() whose options come next */
+    public static $data = null;
+
     /** @param mixed $options */
     public static function unserialize(string $data, $options): void
     {

@@ -17,35 +17,27 @@ final class RegexDos
     /** One call longer than this (1 s) is a denial of service too. */
     const SLOW_NS = 1000000000;
 
-    /** Checks a call that ran from $started (hrtime) and returned $result. */
-    public static function after(string $sink, $pattern, int $started, bool $failed): void
+    /**
+     * Checks a call that ran from $started (hrtime) and returned $result:
+     * a failure with one of the limit errors, or more than SLOW_NS.
+     *
+     * @param mixed $result
+     */
+    public static function check(string $sink, int $started, $result): void
     {
         if (!Detectors::on('regex-dos')) {
             return;
         }
-        if ($failed) {
+        $elapsed = \hrtime(true) - $started;
+        if ($result === false || $result === null) {
             $error = \preg_last_error();
             if ($error === \PREG_BACKTRACK_LIMIT_ERROR || $error === \PREG_RECURSION_LIMIT_ERROR
                 || $error === \PREG_JIT_STACKLIMIT_ERROR) {
-                Detectors::report('regex-dos', "$sink() gave up (" . \preg_last_error_msg() . ') on '
-                    . self::patterns($pattern) . ' with an input-controlled subject');
+                Detectors::report('regex-dos', "$sink() gave up (" . \preg_last_error_msg() . ') on one input');
             }
         }
-        $elapsed = \hrtime(true) - $started;
         if ($elapsed > self::SLOW_NS) {
-            Detectors::report('regex-dos', "$sink() ran for " . \round($elapsed / 1e9, 2) . ' s on '
-                . self::patterns($pattern) . ' with one input');
+            Detectors::report('regex-dos', "$sink() ran for " . \round($elapsed / 1e9, 2) . ' s on one input');
         }
-    }
-
-    /** @param mixed $pattern */
-    private static function patterns($pattern): string
-    {
-        if (\is_array($pattern)) {
-            $keys = \array_keys($pattern);
-            $first = \is_string($keys[0] ?? null) ? $keys[0] : ($pattern[$keys[0] ?? 0] ?? '');
-            return 'the patterns ' . Detectors::quote((string) $first) . (\count($pattern) > 1 ? ' and others' : '');
-        }
-        return 'the pattern ' . Detectors::quote((string) $pattern);
     }
 }

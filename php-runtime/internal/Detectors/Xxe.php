@@ -53,7 +53,7 @@ final class Xxe
     /** Steers a document toward a DOCTYPE that declares and uses the canary. */
     public static function guide(string $xml): void
     {
-        if (!\PhpFuzz\CmpLog::$enabled || !Detectors::on('xxe')) {
+        if (!Detectors::on('xxe') || !\PhpFuzz\CmpLog::$enabled) {
             return;
         }
         if (\preg_match('/<([A-Za-z_][\w.:-]*)[^<>!?]*>/', $xml, $tag) === 1) {

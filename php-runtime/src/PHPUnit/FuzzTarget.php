@@ -72,6 +72,9 @@ final class FuzzTarget
         if ($fuzz->options->maxLen !== null) {
             $config->setMaxLen($fuzz->options->maxLen);
         }
+        if ($fuzz->options->detectors !== null) {
+            $config->setDetectors($fuzz->options->detectors);
+        }
         if ($fuzz->dictionary() !== null) {
             $config->addDictionary($fuzz->dictionary());
         }

@@ -13,13 +13,15 @@ namespace PhpFuzz\PHPUnit;
  * given; also the limit of a replay under phpunit, where pcntl is loaded).
  * `setUpOnce: true` runs setUp() and tearDown() once per fuzzing process
  * instead of around every input: faster, for a setUp whose object the
- * method does not change.
+ * method does not change. `detectors` chooses the bug detectors
+ * (setDetectors; names, 'all' or 'none'; php-fuzz's --detectors wins).
  */
 #[\Attribute(\Attribute::TARGET_METHOD)]
 final class FuzzTest
 {
     /**
      * @param list<class-string<\Throwable>> $allowedExceptions
+     * @param list<string>|null $detectors
      */
     public function __construct(
         public readonly ?int $maxLen = null,
@@ -27,9 +29,13 @@ final class FuzzTest
         public readonly array $allowedExceptions = [\Exception::class],
         public readonly ?float $timeout = null,
         public readonly bool $setUpOnce = false,
+        public readonly ?array $detectors = null,
     ) {
         if ($maxLen !== null && $maxLen < 1) {
             throw new \InvalidArgumentException("#[FuzzTest(maxLen: $maxLen)]: maxLen must be positive");
+        }
+        if ($detectors !== null) {
+            (new \PhpFuzzer\Config())->setDetectors($detectors);
         }
         if ($timeout !== null && !($timeout > 0)) {
             throw new \InvalidArgumentException("#[FuzzTest(timeout: $timeout)]: timeout must be a positive number of seconds");

@@ -56,7 +56,10 @@ final class Replay
             Assert::fail($method->error);
         }
         $input = $inputFile === '' ? '' : (string) \file_get_contents($inputFile);
-        $problem = self::problem($test, $method, $input);
+        $testFile = (string) (new \ReflectionClass($class))->getFileName();
+        $problem = \str_starts_with(\basename($inputFile), 'security-')
+            ? SecurityReplay::problem($testFile . '::' . $name, $inputFile, self::launcher())
+            : self::problem($test, $method, $input);
         if ($problem === null) {
             $test->addToAssertionCount(1);
 
@@ -64,7 +67,7 @@ final class Replay
         }
         $what = $inputFile === '' ? 'the empty input' : self::relative($inputFile);
         $replay = $inputFile === '' ? '' : 'Replay it with: ' . self::launcher() . ' run-single '
-            . self::relative((string) (new \ReflectionClass($class))->getFileName()) . '::' . $name . ' ' . self::relative($inputFile);
+            . self::relative($testFile) . '::' . $name . ' ' . self::relative($inputFile);
         Assert::fail("fuzz input $what of {$name}() failed:\n$problem$replay");
     }
 
@@ -176,7 +179,7 @@ final class Replay
         return \is_file('vendor/bin/php-fuzz') ? 'vendor/bin/php-fuzz' : 'php-fuzz';
     }
 
-    private static function relative(string $path): string
+    public static function relative(string $path): string
     {
         $cwd = \getcwd();
 

@@ -250,6 +250,7 @@ fn announce(parts: &Parts) {
         coverage: parts.sources.coverage(),
         engine_rss_mb: own_rss_mb(),
     }));
+    out.status(&detectors_line(&parts.info));
     if let Some(note) = parts.crashes.copies_note() {
         out.status(&note);
     }
@@ -430,7 +431,6 @@ fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
             warning.headline()
         ));
     }
-    out.line(&detectors_line(info));
     if !info.signals {
         out.line(&format!(
             "WARNING: {} has no pcntl/posix: timeouts are enforced from outside only, without a PHP stack trace",

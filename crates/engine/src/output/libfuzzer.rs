@@ -170,6 +170,24 @@ pub fn crash_report(crash: &Crash, context: &ReportContext<'_>) -> String {
                 push(line);
             }
         }
+        CrashKind::Security => {
+            // ClusterFuzz: a crash, typed by the extra sanitizers' line where
+            // one fits, and a security issue by its FuzzerSecurityIssue label.
+            push(&format!("=={pid}== ERROR: libFuzzer: deadly signal"));
+            if let Some(bug) = extra_sanitizer_line(&crash.problem.class) {
+                push(bug);
+            }
+            push(&format!(
+                "=={pid}== ERROR: php-fuzz: security issue ({}): {}",
+                security_label(&crash.problem.class),
+                crash.problem.headline()
+            ));
+            push(&frames);
+            push("SUMMARY: libFuzzer: deadly signal");
+            if let Some(line) = &artifact_line {
+                push(line);
+            }
+        }
         kind => {
             let what = if kind == CrashKind::Exit {
                 "fuzz target exited"
@@ -190,6 +208,27 @@ pub fn crash_report(crash: &Crash, context: &ReportContext<'_>) -> String {
     }
     out.pop();
     out
+}
+
+/// The line of OSS-Fuzz's extra sanitizers (SystemSan) that ClusterFuzz
+/// types a finding by, for the detectors that have one.
+fn extra_sanitizer_line(detector: &str) -> Option<&'static str> {
+    match detector {
+        "command-injection" => Some("===BUG DETECTED: Shell injection==="),
+        "path-traversal" => Some("===BUG DETECTED: Arbitrary file open==="),
+        "ssrf" => Some("===BUG DETECTED: Arbitrary domain name resolution==="),
+        _ => None,
+    }
+}
+
+/// Jazzer's severity labels, which ClusterFuzz reads as "a security issue"
+/// in any stack trace.
+fn security_label(detector: &str) -> &'static str {
+    match detector {
+        "command-injection" | "code-injection" => "FuzzerSecurityIssueCritical",
+        "regex-dos" => "FuzzerSecurityIssueLow",
+        _ => "FuzzerSecurityIssueHigh",
+    }
 }
 
 /// The crash's PHP frames as sanitizer frames, innermost first, then a

@@ -3,13 +3,18 @@
 //!
 //! Every rewrite keeps the call exactly equivalent for a value that is no
 //! attack, and keeps every line where it was:
-//! - **renames**: a call to a global sink function (`exec`, `unserialize`,
-//!   `preg_match`, …) goes to the hook of the same name and signature in
-//!   `\PhpFuzz\Sink\` (or `\PhpFuzz\Sink\Strict\` from a file that declares
-//!   `strict_types=1`), which checks, then calls the real function. By-
-//!   reference and named arguments, the return value and exceptions pass
-//!   through. A name the file imports with `use function` or declares in a
-//!   namespace is not the global function, and is left alone;
+//! - **renames**: a call to a global sink function that must be stopped
+//!   before it runs (`exec`, `fsockopen`, …) goes to the hook of the same
+//!   name and signature in `\PhpFuzz\Sink\` (or `\PhpFuzz\Sink\Strict\`
+//!   from a file that declares `strict_types=1`), which checks, then calls
+//!   the real function. By-reference and named arguments, the return value
+//!   and exceptions pass through. A name the file imports with `use
+//!   function` or declares in a namespace is not the global function, and
+//!   is left alone;
+//! - **checked results**: a `preg_*` call stays where it is, and its result
+//!   goes through a hook that asks `preg_last_error()` (and the clock);
+//! - **checked arguments**: `unserialize()` stays where it is, and its data
+//!   (and options) go through hooks that look before it runs;
 //! - **wrappers**: a value that reaches a sink which cannot be renamed (the
 //!   code of `eval`, the path of `include`, the class of `new $x`, the
 //!   callee of `$f(…)` and `call_user_func`) goes through a hook that
@@ -38,8 +43,9 @@ pub(crate) struct Sinks {
     pub seen: DetectorSet,
     /// Insertions rendered in every rendering (renames until `finish`).
     pub insertions: Vec<SinkInsertion>,
-    /// Renames, by the lower-case function name they hook.
-    renames: Vec<(&'static str, SinkInsertion)>,
+    /// Rewrites of calls of global functions, by the lower-case name:
+    /// dropped where the name is not the global function.
+    pending: Vec<(&'static str, SinkInsertion)>,
     /// Lower-case names that are not the global function here.
     shadowed: Vec<Vec<u8>>,
     /// The file declares `strict_types=1`.
@@ -62,7 +68,7 @@ impl Sinks {
     /// the insertions for rendering.
     pub(crate) fn finish(&mut self) {
         let shadowed = std::mem::take(&mut self.shadowed);
-        for (name, insertion) in self.renames.drain(..) {
+        for (name, insertion) in self.pending.drain(..) {
             if !shadowed.iter().any(|s| s == name.as_bytes()) {
                 self.insertions.push(insertion);
             }
@@ -78,6 +84,10 @@ enum SinkFunction {
     Hooked(Detector, &'static str),
     /// Its first argument is wrapped.
     FirstArgument(Detector, SinkCall),
+    /// Its result is checked (`preg_*`).
+    Result(Detector, &'static str),
+    /// `unserialize()`: its arguments are checked.
+    Unserialize,
     /// Not rewritten (a run-time hook sees it): its detectors' words only.
     Seen(&'static [Detector]),
 }
@@ -99,20 +109,20 @@ fn sink_function(lower: &[u8]) -> Option<SinkFunction> {
         b"proc_open" => Hooked(CommandInjection, "proc_open"),
         b"pcntl_exec" => Hooked(CommandInjection, "pcntl_exec"),
         b"mail" => Hooked(CommandInjection, "mail"),
-        b"unserialize" => Hooked(ObjectInjection, "unserialize"),
+        b"unserialize" => Unserialize,
         b"fsockopen" => Hooked(Ssrf, "fsockopen"),
         b"pfsockopen" => Hooked(Ssrf, "pfsockopen"),
         b"stream_socket_client" => Hooked(Ssrf, "stream_socket_client"),
         b"socket_connect" => Hooked(Ssrf, "socket_connect"),
         b"curl_exec" => Hooked(Ssrf, "curl_exec"),
-        b"preg_match" => Hooked(RegexDos, "preg_match"),
-        b"preg_match_all" => Hooked(RegexDos, "preg_match_all"),
-        b"preg_replace" => Hooked(RegexDos, "preg_replace"),
-        b"preg_replace_callback" => Hooked(RegexDos, "preg_replace_callback"),
-        b"preg_replace_callback_array" => Hooked(RegexDos, "preg_replace_callback_array"),
-        b"preg_split" => Hooked(RegexDos, "preg_split"),
-        b"preg_grep" => Hooked(RegexDos, "preg_grep"),
-        b"preg_filter" => Hooked(RegexDos, "preg_filter"),
+        b"preg_match" => Result(RegexDos, "preg_match"),
+        b"preg_match_all" => Result(RegexDos, "preg_match_all"),
+        b"preg_replace" => Result(RegexDos, "preg_replace"),
+        b"preg_replace_callback" => Result(RegexDos, "preg_replace_callback"),
+        b"preg_replace_callback_array" => Result(RegexDos, "preg_replace_callback_array"),
+        b"preg_split" => Result(RegexDos, "preg_split"),
+        b"preg_grep" => Result(RegexDos, "preg_grep"),
+        b"preg_filter" => Result(RegexDos, "preg_filter"),
         b"symlink" => Hooked(PathTraversal, "symlink"),
         b"link" => Hooked(PathTraversal, "link"),
         b"tempnam" => Hooked(PathTraversal, "tempnam"),
@@ -228,7 +238,15 @@ impl Analyzer<'_> {
                     qualified,
                 };
                 let insertion = self.sink_insertion(function.start_byte(), depth + 1, piece);
-                self.sinks.renames.push((hook, insertion));
+                self.sinks.pending.push((hook, insertion));
+            }
+            SinkFunction::Result(detector, name) => {
+                self.sinks.seen.insert(detector);
+                self.checked_result(call, depth, name);
+            }
+            SinkFunction::Unserialize => {
+                self.sinks.seen.insert(Detector::ObjectInjection);
+                self.unserialize(call, function, depth);
             }
             SinkFunction::FirstArgument(detector, hook) => {
                 self.sinks.seen.insert(detector);
@@ -243,6 +261,63 @@ impl Analyzer<'_> {
                 }
             }
         }
+    }
+
+    /// `preg_match(…)` → `\PhpFuzz\Sink\regex(\hrtime(true), preg_match(…), 'preg_match')`:
+    /// the real call made where it was, its result checked afterwards.
+    fn checked_result(&mut self, call: Node<'_>, depth: u32, name: &'static str) {
+        if self.is_first_class_callable(call) {
+            return;
+        }
+        let (start, end) = (call.start_byte(), call.end_byte());
+        let open = self.sink_insertion(start, depth, SinkPiece::Open(SinkCall::Regex));
+        let mut close = self.sink_insertion(end, depth, SinkPiece::CloseNamed(name));
+        close.rank = Rank::close(2 * depth + 1);
+        self.sinks.pending.push((name, open));
+        self.sinks.pending.push((name, close));
+    }
+
+    /// `unserialize($data[, $options])`: the data (and the options) go
+    /// through hooks that look before the real call runs, where it was.
+    /// Named or unpacked arguments go to the renamed hook instead.
+    fn unserialize(&mut self, call: Node<'_>, function: Node<'_>, depth: u32) {
+        let (data, options) = match self.plain_arguments(call).as_deref() {
+            Some([data]) => (*data, None),
+            Some([data, options]) => (*data, Some(*options)),
+            _ => {
+                let piece = SinkPiece::Namespace {
+                    strict: self.sinks.strict,
+                    qualified: self.source[function.start_byte()] == b'\\',
+                };
+                let insertion = self.sink_insertion(function.start_byte(), depth + 1, piece);
+                self.sinks.pending.push(("unserialize", insertion));
+                return;
+            }
+        };
+        let hook = match options {
+            None => SinkCall::Serialized,
+            Some(_) => SinkCall::SerializedData,
+        };
+        for (node, hook) in [(Some(data), hook), (options, SinkCall::SerializedOptions)] {
+            let Some(node) = node else { continue };
+            let (start, end) = (node.start_byte(), node.end_byte());
+            let open = self.sink_insertion(start, depth + 3, SinkPiece::Open(hook));
+            let mut close = self.sink_insertion(end, depth + 3, SinkPiece::Close);
+            close.rank = Rank::close(2 * (depth + 3) + 1);
+            self.sinks.pending.push(("unserialize", open));
+            self.sinks.pending.push(("unserialize", close));
+        }
+    }
+
+    /// `f(...)`: a closure of the function, not a call.
+    fn is_first_class_callable(&self, call: Node<'_>) -> bool {
+        let Some(arguments) = call.child_by_field_id(self.grammar.fields.arguments.get()) else {
+            return false;
+        };
+        let mut cursor = arguments.walk();
+        arguments
+            .named_children(&mut cursor)
+            .any(|c| self.grammar.kind(c) == NodeKind::VariadicPlaceholder)
     }
 
     /// `include EXPR` and its kin: the path goes through the hook.
@@ -407,8 +482,13 @@ impl Analyzer<'_> {
     /// `\PhpFuzz\Sink\HOOK(` … `)` around `node` (at `depth`).
     fn wrap_sink(&mut self, node: Node<'_>, depth: u32, hook: SinkCall, guide: bool) {
         let (start, end) = (node.start_byte(), node.end_byte());
-        self.push_sink(start, Rank::open(2 * depth), SinkPiece::Open(hook), guide);
-        self.push_sink(end, Rank::close(2 * depth), SinkPiece::Close, guide);
+        self.push_sink(
+            start,
+            Rank::open(2 * depth + 1),
+            SinkPiece::Open(hook),
+            guide,
+        );
+        self.push_sink(end, Rank::close(2 * depth + 1), SinkPiece::Close, guide);
     }
 
     /// `(\PhpFuzz\Sink\HOOK(` … `))` around `node`: a class or callee
@@ -416,15 +496,17 @@ impl Analyzer<'_> {
     fn wrap_in_parentheses(&mut self, node: Node<'_>, depth: u32, hook: SinkCall) {
         let (start, end) = (node.start_byte(), node.end_byte());
         let open = SinkPiece::OpenParenthesized(hook);
-        self.push_sink(start, Rank::open(2 * depth), open, false);
+        self.push_sink(start, Rank::open(2 * depth + 1), open, false);
         let close = SinkPiece::CloseParenthesized;
-        self.push_sink(end, Rank::close(2 * depth), close, false);
+        self.push_sink(end, Rank::close(2 * depth + 1), close, false);
     }
 
+    /// An insertion that opens something at `offset`, inside whatever else
+    /// opens there for the node at `depth`.
     fn sink_insertion(&self, offset: usize, depth: u32, piece: SinkPiece) -> SinkInsertion {
         SinkInsertion {
             offset,
-            rank: Rank::open(2 * depth),
+            rank: Rank::open(2 * depth + 1),
             piece,
             guide: false,
         }
