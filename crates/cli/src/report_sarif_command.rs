@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use php_fuzz_report::write_sarif;
 
 use crate::stdout::Stdout;
@@ -23,8 +22,8 @@ pub struct ReportSarifArgs {
 }
 
 pub fn run(args: &ReportSarifArgs) -> anyhow::Result<ExitCode> {
-    let summary = write_sarif(&args.artifact_dir, &args.out, &args.source_root)
-        .with_context(|| format!("cannot write the SARIF log {}", args.out.display()))?;
+    // SarifError names the directory, root or file at fault.
+    let summary = write_sarif(&args.artifact_dir, &args.out, &args.source_root)?;
     for skipped in &summary.skipped {
         eprintln!("WARNING: skipped {skipped}");
     }

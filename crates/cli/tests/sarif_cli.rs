@@ -398,6 +398,16 @@ fn a_missing_artifact_dir_is_an_error_naming_it() {
         "{}",
         run.all()
     );
+
+    let run = report_sarif(&["findings", "no-such-dir/out.sarif"], dir.path());
+    assert_eq!(run.code(), 1, "{}", run.all());
+    assert!(
+        run.stderr().contains(
+            "cannot write the SARIF log no-such-dir/out.sarif: no-such-dir: cannot create a file in this directory"
+        ),
+        "{}",
+        run.all()
+    );
 }
 
 #[test]

@@ -72,8 +72,12 @@ pub enum SarifError {
     },
     #[error("cannot encode the SARIF log: {0}")]
     Encode(#[from] serde_json::Error),
-    #[error("cannot write the SARIF log: {0}")]
-    Write(#[from] StorageError),
+    #[error("cannot write the SARIF log {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: StorageError,
+    },
 }
 
 /// Writes the SARIF log of every finding report in `artifact_dir` to `out`
@@ -94,7 +98,10 @@ pub fn write_sarif(
     let log = log::sarif_log(&findings, &root);
     let mut json = serde_json::to_vec_pretty(&log)?;
     json.push(b'\n');
-    replace_atomically(out, &json)?;
+    replace_atomically(out, &json).map_err(|source| SarifError::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
     let results = log.runs[0].results.as_deref().unwrap_or_default();
     let count = |level: ResultLevel| results.iter().filter(|r| r.level == Some(level)).count();
     Ok(SarifSummary {
