@@ -212,9 +212,16 @@ fn a_real_campaigns_findings_make_a_valid_log() {
     let last = &steps[steps.len() - 1]["location"]["physicalLocation"];
     assert_eq!(last["region"]["startLine"], 239);
     assert!(steps.len() >= 4, "{type_error:#}");
+    // The input lies in the temp dir, outside the source root.
+    let findings = dir.path().canonicalize().unwrap().join("findings");
+    let input = type_error["properties"]["input"].as_str().unwrap();
+    assert!(
+        input.starts_with(&format!("{}/crash-", findings.display())),
+        "{input}"
+    );
     assert_eq!(
-        type_error["properties"]["input"],
-        type_error["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        type_error["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        format!("file://{input}")
     );
     assert!(
         type_error["properties"]["reproduce"]

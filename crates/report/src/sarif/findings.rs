@@ -21,35 +21,34 @@ pub(crate) struct Finding {
 }
 
 /// The reports in `dir` in file name order, and those that could not be
-/// read.
+/// read (named as under `dir`). The findings' paths are absolute, so that
+/// they can be made relative to a source root other than the current
+/// directory.
 pub(crate) fn read_findings(dir: &Path) -> Result<(Vec<Finding>, Vec<SkippedReport>), SarifError> {
-    let entries = match std::fs::read_dir(dir) {
+    let read_error = |source| SarifError::ReadDir {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let absolute = std::path::absolute(dir).map_err(read_error)?;
+    let entries = match std::fs::read_dir(&absolute) {
         Ok(entries) => entries,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Err(SarifError::NoArtifactDir {
                 path: dir.to_path_buf(),
             });
         }
-        Err(source) => {
-            return Err(SarifError::ReadDir {
-                path: dir.to_path_buf(),
-                source,
-            });
-        }
+        Err(source) => return Err(read_error(source)),
     };
-    let mut reports: Vec<PathBuf> = entries
+    let mut names: Vec<String> = entries
         .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(is_report_name)
-        })
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| is_report_name(name))
         .collect();
-    reports.sort();
+    names.sort();
     let mut findings = Vec::new();
     let mut skipped = Vec::new();
-    for report in reports {
+    for name in names {
+        let report = absolute.join(&name);
         let parsed = std::fs::read(&report)
             .map_err(|err| format!("cannot read it: {err}"))
             .and_then(|bytes| {
@@ -63,7 +62,7 @@ pub(crate) fn read_findings(dir: &Path) -> Result<(Vec<Finding>, Vec<SkippedRepo
                 record,
             }),
             Err(reason) => skipped.push(SkippedReport {
-                path: report,
+                path: dir.join(&name),
                 reason,
             }),
         }
