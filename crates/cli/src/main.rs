@@ -15,6 +15,7 @@ mod libfuzzer;
 mod merge_command;
 mod minimize_command;
 mod report_command;
+mod report_sarif_command;
 mod run_single_command;
 mod stdout;
 mod wrapper_command;
@@ -46,6 +47,8 @@ enum Command {
     Merge(merge_command::MergeArgs),
     /// Replay a corpus and write an HTML coverage report, coverage.json and lcov.info.
     ReportCoverage(report_command::ReportArgs),
+    /// Write the findings saved in an artifact directory as a SARIF 2.1.0 log (GitHub code scanning).
+    ReportSarif(report_sarif_command::ReportSarifArgs),
     /// Run a target as a libFuzzer binary: libFuzzer's flags, modes, output and exit codes.
     Libfuzzer(libfuzzer::LibFuzzerArgs),
     /// Write the shell script ClusterFuzzLite runs as a fuzz target ($OUT/name_fuzzer).
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::RunSingle(args) => run_single_command::run(args),
         Command::MinimizeCrash(args) => minimize_command::run(args),
         Command::ReportCoverage(args) => report_command::run(args),
+        Command::ReportSarif(args) => report_sarif_command::run(args),
         Command::Merge(args) => merge_command::run(args),
         Command::Init(args) => init_command::run(args),
         Command::Instrument(args) => instrument_command::run(args),

@@ -155,3 +155,81 @@ fn without_call_the_target_has_a_todo_and_the_workflow_matches_the_docs() {
     assert_eq!(run.code(), 1);
     assert!(run.stderr().contains("composer.json"), "{}", run.all());
 }
+
+/// The workflow `init` writes turns the findings into a SARIF log and
+/// uploads it to code scanning, and actionlint passes it.
+#[test]
+fn the_workflow_uploads_the_findings_to_code_scanning() {
+    let dir = tempfile::tempdir().unwrap();
+    composer_project(dir.path());
+    let run = php_fuzz(&["init", "--name", "parser"], dir.path());
+    assert_eq!(run.code(), 0, "{}", run.all());
+    let workflow = dir.path().join(".github/workflows/php-fuzz.yml");
+    let Some(python) = common::python_with("yaml") else {
+        return;
+    };
+    let json = Command::new(&python)
+        .args([
+            "-c",
+            "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+        ])
+        .arg(&workflow)
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{json:?}");
+    let workflow_json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let job = &workflow_json["jobs"]["fuzz"];
+    assert_eq!(job["permissions"]["security-events"], "write");
+    assert_eq!(job["permissions"]["contents"], "read");
+    let steps = job["steps"].as_array().unwrap();
+    let position = |found: &dyn Fn(&serde_json::Value) -> bool, what: &str| {
+        steps
+            .iter()
+            .position(found)
+            .unwrap_or_else(|| panic!("no step {what} in {job:#}"))
+    };
+    let fuzz = position(
+        &|s| {
+            s["run"].as_str().is_some_and(|r| {
+                r.contains("php-fuzz fuzz ") && r.contains("--sarif php-fuzz.sarif")
+            })
+        },
+        "fuzzing with --sarif php-fuzz.sarif",
+    );
+    let fallback = position(
+        &|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("php-fuzz report-sarif \"$CRASHES\" php-fuzz.sarif"))
+        },
+        "running report-sarif",
+    );
+    let upload = position(
+        &|s| s["uses"] == "github/codeql-action/upload-sarif@v3",
+        "uploading the SARIF log",
+    );
+    assert!(fuzz < fallback && fallback < upload, "{job:#}");
+    for step in [fallback, upload] {
+        let condition = steps[step]["if"].as_str().unwrap();
+        assert!(condition.contains("always()"), "{condition}");
+    }
+    assert_eq!(steps[upload]["with"]["sarif_file"], "php-fuzz.sarif");
+    assert_eq!(steps[upload]["with"]["category"], "php-fuzz");
+
+    // actionlint, installed beside the test Python by scripts/setup --test-libs.
+    let actionlint = python.parent().map(|bin| bin.join("actionlint"));
+    let Some(actionlint) = actionlint.filter(|path| path.is_file()) else {
+        let message = "actionlint is missing: run `scripts/setup --test-libs` and set \
+                       PHP_FUZZ_TEST_PYTHON=target/test-venv/bin/python (scripts/test does both)";
+        assert!(std::env::var_os("CI").is_none(), "{message}");
+        eprintln!("SKIPPED (not in CI): {message}");
+        return;
+    };
+    let lint = Command::new(actionlint).arg(&workflow).output().unwrap();
+    assert!(
+        lint.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+}

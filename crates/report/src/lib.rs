@@ -1,5 +1,10 @@
-//! The coverage report: block hit counts in; a self-contained HTML report
-//! (an index plus one page per file), `coverage.json` and `lcov.info` out.
+//! php-fuzz's reports.
+//!
+//! - The coverage report: block hit counts in; a self-contained HTML report
+//!   (an index plus one page per file), `coverage.json` and `lcov.info` out.
+//! - The findings as a SARIF log (`sarif`, [`write_sarif`]): an artifact
+//!   directory's crash reports in, a SARIF 2.1.0 file for GitHub code
+//!   scanning out.
 //!
 //! The caller (the `report-coverage` command) replays the corpus and fills a
 //! [`ReportInput`]; [`write_report`] does the rest and touches nothing but
@@ -23,10 +28,13 @@ mod lcov;
 mod listing;
 mod paths;
 mod plot;
+mod sarif;
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+
+pub use sarif::{SarifError, SarifSummary, SkippedReport, write_sarif};
 
 /// Everything a report shows.
 #[derive(Debug, Clone)]

@@ -155,7 +155,7 @@ pub(crate) fn write_atomically(path: &std::path::Path, data: &[u8]) -> Result<bo
 
 /// Writes `data` to `path` atomically, replacing what is there: a reader
 /// sees the old file or the new one, never a mix or nothing.
-pub(crate) fn replace_atomically(path: &std::path::Path, data: &[u8]) -> Result<(), StorageError> {
+pub fn replace_atomically(path: &std::path::Path, data: &[u8]) -> Result<(), StorageError> {
     let _writing = writing();
     temp_file_with(path, data)?
         .persist(path)
