@@ -2,6 +2,7 @@
 
 namespace PhpFuzz;
 
+use PhpFuzz\Detectors\ClassInjection;
 use PhpFuzz\Detectors\Xxe;
 
 /**
@@ -47,6 +48,7 @@ final class DetectorSetup
             NetworkInterceptor::enable();
         }
         Xxe::install();
+        \spl_autoload_register([ClassInjection::class, 'autoload'], true, true);
         return [\array_values(\array_intersect(Detectors::NAMES, $names)), SideEffects::$refuse ? SideEffects::$writable : []];
     }
 

@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,6 +104,10 @@ pub struct FuzzArgs {
     /// Print only crashes and the final summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// At the end, write the artifact directory's findings as SARIF 2.1.0 for GitHub code
+    /// scanning (as `php-fuzz report-sarif` does; see docs/sarif.md).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
 pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
@@ -179,6 +183,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
     if options.adaptive_timeout {
         session.time_seeds_for_adaptive_timeout();
     }
+    let artifact_dir = options.artifact_dir.clone();
     let summary = fuzz(
         session.config,
         session.sources,
@@ -188,9 +193,29 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         Arc::clone(&out),
     )?;
     print_summary(&out, &summary);
+    if let Some(sarif) = &args.sarif {
+        write_sarif_log(&out, &artifact_dir, sarif)?;
+    }
     Ok(exit_codes::for_findings(
         summary.crashes.iter().map(|c| c.kind),
     ))
+}
+
+/// `--sarif FILE`: the findings of the artifact directory, this campaign's
+/// and earlier ones', as a SARIF log with paths relative to the working
+/// directory.
+fn write_sarif_log(out: &Output, artifact_dir: &Path, sarif: &Path) -> anyhow::Result<()> {
+    let root = std::env::current_dir().context("cannot read the working directory")?;
+    let summary = php_fuzz_report::write_sarif(artifact_dir, sarif, &root)?;
+    for skipped in &summary.skipped {
+        out.line(&format!("WARNING: {skipped}"));
+    }
+    out.status(&format!(
+        "INFO: SARIF log of {} findings written to {}",
+        summary.results,
+        sarif.display()
+    ));
+    Ok(())
 }
 
 fn print_summary(out: &Output, s: &FuzzSummary) {

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use php_fuzz_harness::{
     DetectorSet, HarnessConfig, PhpBinary, Runtime, SourceServer, UnknownDetector,
 };
-use php_fuzz_instrument::{Coverage, StubStyle};
+use php_fuzz_instrument::{Coverage, Hooks, StubStyle};
 
 use crate::fuzz_test_target::FuzzTest;
 
@@ -140,8 +140,9 @@ impl Session {
 
     /// Serve the `cmplog` rendering (same style, same coverage mode).
     pub fn log_comparisons(&mut self) {
-        let sources =
-            SourceServer::with_cmplog(self.sources.style()).with_coverage(self.sources.coverage());
+        let sources = SourceServer::with_cmplog(self.sources.style())
+            .with_coverage(self.sources.coverage())
+            .with_hooks(self.sources.hooks());
         self.sources = Arc::new(sources);
     }
 }
@@ -196,9 +197,19 @@ impl HarnessArgs {
             StyleArg::Trace => StubStyle::Trace,
             StyleArg::EdgeMap => StubStyle::EdgeMap,
         };
+        // Nothing to check and nothing to refuse: sinks stay as they are.
+        let hooks = if config.allow_side_effects && config.detectors == Some(DetectorSet::NONE) {
+            Hooks::LeaveOut
+        } else {
+            Hooks::Rewrite
+        };
         Ok(Session {
             config: Arc::new(config),
-            sources: Arc::new(SourceServer::new(style).with_coverage(coverage)),
+            sources: Arc::new(
+                SourceServer::new(style)
+                    .with_coverage(coverage)
+                    .with_hooks(hooks),
+            ),
             fuzz_test,
         })
     }

@@ -512,3 +512,46 @@ fn the_validator_rejects_a_broken_log() {
         }
     }
 }
+
+#[test]
+fn fuzz_sarif_writes_the_campaigns_security_finding_as_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    fs::create_dir(&corpus).unwrap();
+    fs::write(corpus.join("seed"), "cat.png:100").unwrap();
+    // A seed that already shows the bug: the campaign saves it at once.
+    fs::write(corpus.join("attack"), ";php-fuzz-cmd;:20").unwrap();
+    let target = fixture("detectors/command-injection/vulnerable.php");
+    let run = php_fuzz(
+        &[
+            "fuzz",
+            target.to_str().unwrap(),
+            "corpus",
+            "--max-runs",
+            "200",
+            "--artifact-dir",
+            "artifacts",
+            "--sarif",
+            "findings.sarif",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
+    let log_path = dir.path().join("findings.sarif");
+    assert_valid(&log_path);
+    let log = read_json(&log_path);
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let security = results
+        .iter()
+        .find(|r| r["ruleId"] == "command-injection")
+        .unwrap_or_else(|| panic!("no command-injection result: {log:#}"));
+    assert_eq!(security["level"], "error");
+    let location = &security["locations"][0]["physicalLocation"];
+    assert_eq!(location["region"]["startLine"], 17, "{security:#}");
+    assert!(
+        results
+            .iter()
+            .any(|r| r["ruleId"] == "side-effect/process" && r["level"] == "note"),
+        "{log:#}"
+    );
+}

@@ -162,6 +162,8 @@ const INFO: [DetectorInfo; 8] = [
             b"../php-fuzz-traversal",
             b"../../../../../../php-fuzz-traversal",
             b"....//php-fuzz-traversal",
+            b"..%2Fphp-fuzz-traversal",
+            b"%2E%2E/php-fuzz-traversal",
             b"/php-fuzz-traversal",
         ],
     },

@@ -47,6 +47,23 @@ final class ClassInjection
         }
     }
 
+    /**
+     * php-fuzz's autoloader, asked for every class PHP cannot find: loading
+     * a class the input named (`class_exists($x)`, `new $x` of an unknown
+     * class) is the injection, whatever check comes after. It loads nothing.
+     */
+    public static function autoload(string $class): void
+    {
+        if (!Detectors::on('class-injection')) {
+            return;
+        }
+        if (self::isCanary($class)) {
+            Detectors::report('class-injection', 'the class ' . Detectors::quote($class)
+                . ' named by the input would be autoloaded');
+        }
+        Detectors::guide($class, Detectors::CLASS_NAME);
+    }
+
     private static function isCanary(string $name): bool
     {
         return \strcasecmp(\ltrim($name, '\\'), Detectors::CLASS_NAME) === 0;

@@ -139,7 +139,8 @@ final class ShellWords
                 $this->i++;
                 return;
             }
-            if ($c === '#' && $commandNext) {
+            if ($c === '#') {
+                // A word that starts with # starts a comment.
                 while ($this->i < $this->n && $this->s[$this->i] !== "\n") {
                     $this->i++;
                 }

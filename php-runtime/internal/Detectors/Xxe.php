@@ -40,6 +40,11 @@ final class Xxe
     /** @return string|null what libxml loads: the resource it asked for */
     public static function load(?string $public, ?string $system)
     {
+        if (self::loaderDisabled()) {
+            // The library turned entity loading off: nothing is loaded, as
+            // without php-fuzz's loader (which PHP would call regardless).
+            return null;
+        }
         foreach ([$system, $public] as $id) {
             if ($id !== null && \stripos($id, Detectors::XXE) !== false) {
                 [, , , $sink] = Detectors::site();
@@ -48,6 +53,17 @@ final class Xxe
             }
         }
         return $system;
+    }
+
+    /** Whether the target called libxml_disable_entity_loader(true) (deprecated, still honoured). */
+    private static function loaderDisabled(): bool
+    {
+        if (!\function_exists('libxml_disable_entity_loader')) {
+            return false;
+        }
+        $disabled = @\libxml_disable_entity_loader(true);
+        @\libxml_disable_entity_loader($disabled);
+        return $disabled;
     }
 
     /** Steers a document toward a DOCTYPE that declares and uses the canary. */

@@ -285,7 +285,9 @@ fn cmp_feedbacks(parts: &Parts) -> Vec<Option<CmpFeedback>> {
             ..(**harness).clone()
         }),
         sources: Arc::new(
-            SourceServer::with_cmplog(sources.style()).with_coverage(sources.coverage()),
+            SourceServer::with_cmplog(sources.style())
+                .with_coverage(sources.coverage())
+                .with_hooks(sources.hooks()),
         ),
         stop: stop.clone(),
     });

@@ -1,0 +1,255 @@
+//! How users reach the detectors (docs/detectors.md): `php-fuzz detectors`,
+//! `--detectors` and `$config->setDetectors()`, and what a security
+//! finding looks like in run-single, JUnit, minimize-crash and the
+//! libFuzzer front end, checked with ClusterFuzz's own stack analyzer.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::{Run, bin, fixture, php_fuzz};
+
+const VULNERABLE: &str = "detectors/command-injection/vulnerable.php";
+/// An input that puts the canary where the shell looks for a command.
+const ATTACK: &[u8] = b";php-fuzz-cmd;:20";
+
+fn php_fuzz_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(bin());
+    command.args(args).current_dir(cwd).env_remove("CI");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    Run {
+        output: command.output().expect("running php-fuzz"),
+    }
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn php_fuzz_detectors_lists_each_detector_with_its_sinks_and_canary() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = php_fuzz(&["detectors"], dir.path());
+    assert_eq!(run.code(), 0, "{}", run.all());
+    let out = run.stdout();
+    for (name, canary) in [
+        ("command-injection", "php-fuzz-cmd"),
+        ("code-injection", "php_fuzz_code"),
+        ("object-injection", "PhpFuzzObject"),
+        ("class-injection", "PhpFuzzClass"),
+        ("path-traversal", "php-fuzz-traversal"),
+        ("xxe", "php-fuzz-xxe"),
+        ("ssrf", "php-fuzz.example"),
+        ("regex-dos", "none"),
+    ] {
+        let block = out
+            .split("\n\n")
+            .find(|b| b.starts_with(&format!("{name}\n")))
+            .unwrap_or_else(|| panic!("{name} is not listed:\n{out}"));
+        assert!(block.contains("  sinks:   "), "{block}");
+        assert!(block.contains(&format!("  canary:  {canary}")), "{block}");
+    }
+    assert!(out.contains("exec, system, passthru"), "{out}");
+}
+
+#[test]
+fn an_unknown_detector_is_an_error_that_lists_the_valid_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture(VULNERABLE);
+    let run = php_fuzz(
+        &[
+            "fuzz",
+            path(&target),
+            "--detectors",
+            "xxe,sqli",
+            "--max-runs",
+            "1",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 2, "{}", run.all());
+    assert!(
+        run.stderr().contains("unknown detector `sqli`: the detectors are command-injection, code-injection, object-injection, class-injection, path-traversal, xxe, ssrf, regex-dos, or `all` or `none`"),
+        "{}",
+        run.all()
+    );
+    let configured = fixture("detectors/configured/target.php");
+    let run = php_fuzz_env(
+        &["run-single", path(&configured), path(&target)],
+        dir.path(),
+        &[("PHP_FUZZ_TEST_DETECTORS", "xxe,sqli")],
+    );
+    assert_ne!(run.code(), 0, "{}", run.all());
+    assert!(
+        run.stderr().contains(
+            "setDetectors(): unknown detector 'sqli': the detectors are command-injection,"
+        ),
+        "{}",
+        run.all()
+    );
+}
+
+#[test]
+fn set_detectors_chooses_and_the_command_line_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("attack"), ATTACK).unwrap();
+    let configured = fixture("detectors/configured/target.php");
+    // The target runs xxe only: the injection goes unseen (the refused
+    // process is the only finding).
+    let run = php_fuzz(&["run-single", path(&configured), "attack"], dir.path());
+    assert_eq!(run.code(), 77, "{}", run.all());
+    assert!(run.all().contains("side-effect: process"), "{}", run.all());
+    assert!(!run.all().contains("SECURITY"), "{}", run.all());
+    // The command line's choice wins.
+    let run = php_fuzz(
+        &[
+            "run-single",
+            path(&configured),
+            "attack",
+            "--detectors",
+            "command-injection",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
+    assert!(
+        run.all()
+            .contains("command-injection: exec() would run \"php-fuzz-cmd\""),
+        "{}",
+        run.all()
+    );
+    // `none`: no detector, and side effects still refused.
+    let run = php_fuzz(
+        &[
+            "run-single",
+            path(&fixture(VULNERABLE)),
+            "attack",
+            "--detectors",
+            "none",
+        ],
+        dir.path(),
+    );
+    assert!(!run.all().contains("security"), "{}", run.all());
+    assert!(run.all().contains("side-effect: process"), "{}", run.all());
+}
+
+#[test]
+fn a_security_finding_replays_in_run_single_junit_and_minimize_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("attack"), ATTACK).unwrap();
+    let target = fixture(VULNERABLE);
+    let run = php_fuzz(
+        &[
+            "run-single",
+            path(&target),
+            "attack",
+            "--junit",
+            "junit.xml",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
+    let err = run.all();
+    assert!(err.contains("SECURITY"), "{err}");
+    assert!(
+        err.contains("at ") && err.contains("vulnerable.php:17"),
+        "{err}"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(junit.contains(r#"type="security""#), "{junit}");
+    assert!(
+        junit.contains("security: command-injection: exec() would run"),
+        "{junit}"
+    );
+
+    let run = php_fuzz(
+        &[
+            "minimize-crash",
+            path(&target),
+            "attack",
+            "--max-runs",
+            "2000",
+        ],
+        dir.path(),
+    );
+    assert!(run.code() == 0 || run.code() == 77, "{}", run.all());
+    let smallest = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("minimized-")
+        })
+        .min_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap_or_else(|| panic!("no minimized input\n{}", run.all()));
+    let small = std::fs::read(&smallest).unwrap();
+    assert!(
+        small.len() < ATTACK.len(),
+        "{:?}",
+        String::from_utf8_lossy(&small)
+    );
+    let again = php_fuzz(&["run-single", path(&target), path(&smallest)], dir.path());
+    assert!(
+        again.all().contains("security: command-injection"),
+        "the minimized input shows the same bug\n{}",
+        again.all()
+    );
+}
+
+#[test]
+fn the_libfuzzer_front_end_reports_a_security_issue_clusterfuzz_classifies() {
+    let Some(python) = common::python_with("clusterfuzz") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("crash-attack"), ATTACK).unwrap();
+    let run = php_fuzz(
+        &["libfuzzer", path(&fixture(VULNERABLE)), "crash-attack"],
+        dir.path(),
+    );
+    let text = format!("{}{}", run.stdout(), run.stderr());
+    assert!(
+        text.contains("ERROR: php-fuzz: security issue (FuzzerSecurityIssueCritical): command-injection: exec() would run"),
+        "{text}"
+    );
+    let classified = classify(&python, &text);
+    eprintln!("ClusterFuzz classifies command-injection as {classified}");
+    assert_eq!(classified["crash_type"], "Command injection", "{text}");
+    assert_eq!(classified["security"], true, "{text}");
+    assert_eq!(
+        classified["crash_state"], "thumbnail\n{closure}\n",
+        "{text}"
+    );
+}
+
+/// ClusterFuzz's stack analyzer on `output`.
+fn classify(python: &Path, output: &str) -> serde_json::Value {
+    use std::io::Write;
+    let script = common::repo().join("crates/cli/tests/contract/clusterfuzz_stack.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(output.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}

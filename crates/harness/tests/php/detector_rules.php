@@ -1,0 +1,173 @@
+<?php declare(strict_types=1);
+// The detectors' rules, case by case, in PHP (crates/harness/tests/detector_rules.rs
+// runs it): what each one reports, and what it must not. Prints one line per
+// failed case and exits 1 if any failed.
+
+$internal = $argv[1];
+foreach (['Wire', 'CmpLog', 'IncludeInterceptor', 'Detectors', 'SideEffects'] as $file) {
+    require "$internal/$file.php";
+}
+foreach (glob("$internal/Detectors/*.php") as $detector) {
+    require $detector;
+}
+
+use PhpFuzz\Detectors;
+use PhpFuzz\Detectors\CommandInjection;
+use PhpFuzz\Detectors\PathTraversal;
+use PhpFuzz\Detectors\ShellWords;
+
+$failures = 0;
+function check(string $what, $got, $want): void
+{
+    global $failures;
+    if ($got !== $want) {
+        $failures++;
+        echo "FAIL $what: got " . var_export($got, true) . ', want ' . var_export($want, true) . "\n";
+    }
+}
+
+// Reports are recorded, not thrown as in a run: the reporter says "no run".
+$reported = [];
+Detectors::enable(Detectors::NAMES, $internal . '/');
+Detectors::$reporter = function (int $status, string $class, string $message) use (&$reported): bool {
+    $reported[] = "$class: $message";
+    return false;
+};
+function reports(callable $call): array
+{
+    global $reported;
+    $reported = [];
+    $call();
+    return $reported;
+}
+
+// ----- shell words -----
+$commands = [
+    'convert a.png out.png' => ['convert'],
+    'convert ;php-fuzz-cmd; x' => ['convert', 'php-fuzz-cmd', 'x'],
+    'ls | php-fuzz-cmd' => ['ls', 'php-fuzz-cmd'],
+    'ls && php-fuzz-cmd || b' => ['ls', 'php-fuzz-cmd', 'b'],
+    "ls\nphp-fuzz-cmd" => ['ls', 'php-fuzz-cmd'],
+    'ls $(php-fuzz-cmd)' => ['ls', 'php-fuzz-cmd'],
+    'ls "$(php-fuzz-cmd)"' => ['ls', 'php-fuzz-cmd'],
+    'ls `php-fuzz-cmd`' => ['ls', 'php-fuzz-cmd'],
+    "ls 'a;php-fuzz-cmd'" => ['ls'],
+    'ls "a;php-fuzz-cmd"' => ['ls'],
+    'ls a\\;php-fuzz-cmd' => ['ls'],
+    'A=1 B=2 php-fuzz-cmd x' => ['php-fuzz-cmd'],
+    '>out php-fuzz-cmd' => ['php-fuzz-cmd'],
+    'ls > php-fuzz-cmd' => ['ls'],
+    "'php-fuzz-cmd' x" => ['php-fuzz-cmd'],
+    '(php-fuzz-cmd)' => ['php-fuzz-cmd'],
+    'sudo php-fuzz-cmd' => ['sudo', 'php-fuzz-cmd'],
+    'ls # ; php-fuzz-cmd' => ['ls'],
+    'ls #x' => ['ls'],
+];
+foreach ($commands as $line => $want) {
+    check("commands of `$line`", (new ShellWords($line))->commands(), $want);
+}
+check('words of a quoted argument', (new ShellWords("cp 'a b' \"c\"d e"))->words(), ['cp', 'a b', 'cd', 'e']);
+
+// ----- command-injection -----
+check('canary as a command', count(reports(fn () => CommandInjection::shell('exec', 'convert ;php-fuzz-cmd;'))), 1);
+check('canary quoted by escapeshellarg', reports(fn () => CommandInjection::shell('exec', 'convert ' . escapeshellarg(';php-fuzz-cmd;'))), []);
+check('canary as an argument', reports(fn () => CommandInjection::shell('exec', 'echo php-fuzz-cmd')), []);
+check('canary as a path to a command', count(reports(fn () => CommandInjection::shell('exec', '/tmp/php-fuzz-cmd'))), 1);
+check('program of proc_open([…])', count(reports(fn () => CommandInjection::program('proc_open', 'php-fuzz-cmd'))), 1);
+check('mail: an option of the input', count(reports(fn () => CommandInjection::mailParameters('-fa@b.c -php-fuzz-cmd'))), 1);
+check('mail: the canary inside the sender', reports(fn () => CommandInjection::mailParameters('-fphp-fuzz-cmd@b.c')), []);
+check('mail: an escaped sender', reports(fn () => CommandInjection::mailParameters('-f' . escapeshellarg('a@b.c -php-fuzz-cmd'))), []);
+
+// ----- code-injection -----
+use PhpFuzz\Detectors\CodeInjection;
+check('eval of a call', count(reports(fn () => CodeInjection::evalCode('return php_fuzz_code();'))), 1);
+check('eval of a call, spaced and qualified', count(reports(fn () => CodeInjection::evalCode('return \\php_fuzz_code /* */ ( );'))), 1);
+check('eval of the name in a string', reports(fn () => CodeInjection::evalCode('return "php_fuzz_code()";')), []);
+check('eval of code that does not compile', reports(fn () => CodeInjection::evalCode('return php_fuzz_code(;')), []);
+check('eval of a method of that name', reports(fn () => CodeInjection::evalCode('return $o->php_fuzz_code2();')), []);
+check('include of data:', count(reports(fn () => CodeInjection::includePath('data:,<?php php_fuzz_code();'))), 1);
+check('include of base64 data:', count(reports(fn () => CodeInjection::includePath('data:text/plain;base64,' . base64_encode('<?php php_fuzz_code();')))), 1);
+check('include of php://filter with the canary', count(reports(fn () => CodeInjection::includePath('php://filter/resource=php_fuzz_code'))), 1);
+check('include of a file', reports(fn () => CodeInjection::includePath('/srv/php_fuzz_code.php')), []);
+
+// ----- object-injection -----
+use PhpFuzz\Detectors\ObjectInjection;
+$object = 'O:13:"PhpFuzzObject":0:{}';
+check('unserialize of the canary object', count(reports(fn () => ObjectInjection::unserialize($object, []))), 1);
+check('nested in an array', count(reports(fn () => ObjectInjection::unserialize("a:1:{i:0;$object}", []))), 1);
+check('allowed_classes => true', count(reports(fn () => ObjectInjection::unserialize($object, ['allowed_classes' => true]))), 1);
+check('allowed_classes => false', reports(fn () => ObjectInjection::unserialize($object, ['allowed_classes' => false])), []);
+check('allowed_classes without it', reports(fn () => ObjectInjection::unserialize($object, ['allowed_classes' => ['Foo']])), []);
+check('the name in a string', reports(fn () => ObjectInjection::unserialize('s:13:"PhpFuzzObject";', [])), []);
+check('broken data', reports(fn () => ObjectInjection::unserialize('O:13:"PhpFuzzObject":0:{', [])), []);
+
+// ----- class-injection -----
+use PhpFuzz\Detectors\ClassInjection;
+check('the class', count(reports(fn () => ClassInjection::className('\\PhpFuzzClass'))), 1);
+check('another class', reports(fn () => ClassInjection::className('App\\PhpFuzzClass')), []);
+check('an object', reports(fn () => ClassInjection::className(new stdClass())), []);
+check('a function name', count(reports(fn () => ClassInjection::callee('phpfuzzclass'))), 1);
+check('a static method string', count(reports(fn () => ClassInjection::callee('PhpFuzzClass::make'))), 1);
+check('an array callable', count(reports(fn () => ClassInjection::callee(['PhpFuzzClass', 'make']))), 1);
+check('a closure', reports(fn () => ClassInjection::callee(fn () => 1)), []);
+
+check('an autoload of the class', count(reports(fn () => ClassInjection::autoload('PhpFuzzClass'))), 1);
+check('an autoload of another class', reports(fn () => ClassInjection::autoload('App\\Filter')), []);
+
+// ----- xxe -----
+use PhpFuzz\Detectors\Xxe;
+check('an entity the input named', count(reports(fn () => Xxe::load(null, 'file:///srv/php-fuzz-xxe'))), 1);
+check('a public id', count(reports(fn () => Xxe::load('-//php-fuzz-xxe//EN', 'x.dtd'))), 1);
+check('another entity is loaded as asked', Xxe::load(null, '/srv/schema.dtd'), '/srv/schema.dtd');
+@libxml_disable_entity_loader(true);
+check('loading disabled by the library', reports(fn () => Xxe::load(null, 'php-fuzz-xxe')), []);
+check('loading disabled: nothing loaded', Xxe::load(null, '/srv/schema.dtd'), null);
+@libxml_disable_entity_loader(false);
+
+// ----- path-traversal -----
+$escapes = [
+    '/srv/tpl/../php-fuzz-traversal.html' => true,
+    '/srv/tpl/../../php-fuzz-traversal' => true,
+    '/srv/tpl/sub/../../../php-fuzz-traversal' => true,
+    '../php-fuzz-traversal' => true,
+    'tpl/./../php-fuzz-traversal' => true,
+    '/php-fuzz-traversal' => true,
+    '/srv/tpl/php-fuzz-traversal.html' => false,
+    '/srv/src/../tpl/php-fuzz-traversal.html' => false,
+    // The `..` just before the canary count as the input's: a library that
+    // hands the file system a `..` at all has no check that would stop more.
+    '/srv/tpl/sub/../php-fuzz-traversal' => true,
+    '/srv/tpl/sub/../a/php-fuzz-traversal' => false,
+    '/etc/php-fuzz-traversal' => false,
+    'php-fuzz-traversal' => false,
+];
+foreach ($escapes as $path => $escaped) {
+    check("escape of $path", PathTraversal::escape($path) !== null, $escaped);
+}
+
+// ----- ssrf -----
+use PhpFuzz\Detectors\Ssrf;
+check('a URL to the canary host', count(reports(fn () => Ssrf::address('file_get_contents', 'http://php-fuzz.example/x'))), 1);
+check('user info before the host', count(reports(fn () => Ssrf::address('fopen', 'http://good.com@PHP-FUZZ.EXAMPLE./'))), 1);
+check('a transport address', count(reports(fn () => Ssrf::address('fsockopen', 'tcp://php-fuzz.example:80'))), 1);
+check('a bare host', count(reports(fn () => Ssrf::address('fsockopen', 'php-fuzz.example'))), 1);
+check('the canary in the path', reports(fn () => Ssrf::address('fopen', 'http://good.com/php-fuzz.example')), []);
+check('a subdomain of it', reports(fn () => Ssrf::address('fopen', 'http://php-fuzz.example.good.com/')), []);
+
+// ----- regex-dos -----
+use PhpFuzz\Detectors\RegexDos;
+$started = hrtime(true);
+$result = preg_match('/^(\w+\s?)*$/', str_repeat('a', 40) . '!');
+check('a backtrack limit', count(reports(fn () => RegexDos::check('preg_match', $started, $result))), 1);
+$started = hrtime(true);
+$result = preg_match('/^\w+$/', str_repeat('a', 40) . '!');
+check('a linear regex', reports(fn () => RegexDos::check('preg_match', $started, $result)), []);
+$result = @preg_match('/(/', 'x');
+check('a broken pattern', reports(fn () => RegexDos::check('preg_match', hrtime(true), $result)), []);
+check('a slow call', count(reports(fn () => RegexDos::check('preg_match', hrtime(true) - 2000000000, 1))), 1);
+
+// ----- off -----
+Detectors::enable([], $internal . '/');
+check('a detector that is off', reports(fn () => CommandInjection::shell('exec', ';php-fuzz-cmd;')), []);
+
+exit($failures === 0 ? 0 : 1);
