@@ -38,7 +38,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Fuzz a target: mutate inputs, keep those reaching new coverage, save every distinct crash.
-    Fuzz(fuzz_command::FuzzArgs),
+    Fuzz(Box<fuzz_command::FuzzArgs>),
     /// Run inputs (files or directories) once each and report how each ends.
     RunSingle(run_single_command::RunSingleArgs),
     /// Shrink a crashing input while it keeps crashing the same way.
