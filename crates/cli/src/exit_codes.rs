@@ -13,7 +13,8 @@ pub const USAGE: u8 = 2;
 pub const TIMEOUT: u8 = 70;
 /// An out-of-memory was found (and no crash).
 pub const OUT_OF_MEMORY: u8 = 71;
-/// A crash was found: exception, warning, fatal error, exit(), stack overflow, dead harness.
+/// A crash was found: exception, warning, fatal error, exit(), stack overflow, dead
+/// harness; or a security finding, or a refused side effect.
 pub const CRASH: u8 = 77;
 
 /// The code for a set of findings: crash beats out-of-memory beats timeout.

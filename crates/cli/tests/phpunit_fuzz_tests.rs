@@ -460,3 +460,111 @@ fn init_writes_a_fuzz_test_that_phpunit_runs_and_php_fuzz_fuzzes() {
     );
     assert_eq!(fuzz.status.code(), Some(77), "{}", describe(&fuzz));
 }
+
+/// Debian's phpunit with this build's php-fuzz as the launcher's binary:
+/// a security finding replays through `vendor/bin/php-fuzz run-single`.
+fn phpunit_with_php_fuzz(project: &Project) -> Output {
+    Command::new("phpunit")
+        .current_dir(project.path())
+        .env_clear()
+        .env("PATH", USER_PATH)
+        .env("HOME", project.path().join("home"))
+        .env("PHP_FUZZ_BINARY", common::bin())
+        .output()
+        .expect("running phpunit")
+}
+
+#[test]
+fn a_security_finding_fails_phpunit_naming_its_detector_until_fixed() {
+    let project = project();
+    let vulnerable = r#"<?php declare(strict_types=1);
+
+namespace Sample;
+
+final class Prefs
+{
+    /** @return array<mixed> */
+    public static function load(string $cookie): array
+    {
+        $prefs = @unserialize($cookie);
+        return is_array($prefs) ? $prefs : [];
+    }
+}
+"#;
+    write(&project, "src/Prefs.php", vulnerable);
+    write(
+        &project,
+        "tests/PrefsFuzzTest.php",
+        r#"<?php declare(strict_types=1);
+
+use PhpFuzz\PHPUnit\FuzzTest;
+use PhpFuzz\PHPUnit\Fuzzing;
+use PHPUnit\Framework\TestCase;
+use Sample\Prefs;
+
+final class PrefsFuzzTest extends TestCase
+{
+    use Fuzzing;
+
+    #[FuzzTest(maxLen: 128, detectors: ['object-injection'])]
+    public function fuzzLoad(string $input): void
+    {
+        Prefs::load($input);
+    }
+}
+"#,
+    );
+    let folder = "tests/fuzz/PrefsFuzzTest/fuzzLoad";
+    write(
+        &project,
+        &format!("{folder}/seed"),
+        r#"a:1:{s:5:"theme";s:4:"dark";}"#,
+    );
+    let fuzz = php_fuzz(
+        &project,
+        &[
+            "fuzz",
+            "tests/PrefsFuzzTest.php",
+            "--max-time",
+            "60",
+            "--seed",
+            "1",
+            "--max-crashes",
+            "1",
+        ],
+    );
+    assert_eq!(fuzz.status.code(), Some(77), "{}", describe(&fuzz));
+    let findings: Vec<String> = files_in(&project.path().join(folder))
+        .into_iter()
+        .filter(|f| f != "seed")
+        .collect();
+    assert_eq!(findings.len(), 1, "{findings:?}\n{}", describe(&fuzz));
+    assert!(
+        findings[0].starts_with("security-object-injection-"),
+        "{findings:?}"
+    );
+
+    let red = phpunit_with_php_fuzz(&project);
+    let stdout = text(&red.stdout);
+    assert_eq!(red.status.code(), Some(1), "{}", describe(&red));
+    assert!(
+        stdout.contains("php-fuzz's object-injection detector reports a security bug"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("unserialize() would create an object of class PhpFuzzObject"),
+        "{stdout}"
+    );
+
+    // Fixed: no object can come out of the cookie; the finding passes.
+    write(
+        &project,
+        "src/Prefs.php",
+        &vulnerable.replace(
+            "@unserialize($cookie)",
+            "@unserialize($cookie, ['allowed_classes' => false])",
+        ),
+    );
+    let green = phpunit_with_php_fuzz(&project);
+    assert_eq!(green.status.code(), Some(0), "{}", describe(&green));
+}
