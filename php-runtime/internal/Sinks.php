@@ -21,6 +21,8 @@ use PhpFuzz\Detectors\PathTraversal;
 use PhpFuzz\Detectors\RegexDos;
 use PhpFuzz\Detectors\Ssrf;
 use PhpFuzz\Detectors\Xxe;
+use PhpFuzz\CmpLog;
+use PhpFuzz\Detectors;
 use PhpFuzz\SideEffects;
 
 // ----- command-injection: processes -----
@@ -208,13 +210,28 @@ function curl_exec($handle)
 
 // ----- regex-dos: the result of a preg_* call, made where it was -----
 
-/** `\PhpFuzz\Sink\regex(\hrtime(true), preg_match(…), 'preg_match')`. */
-function regex($started, $result, $sink)
+/**
+ * Where `((Regex::$result = preg_match(…)) === false ? regexFailed('preg_match')
+ * : Regex::$result)` keeps the result of a call that returns false on
+ * failure: the check costs no function call while the call succeeds.
+ */
+final class Regex
 {
-    if ($result === false || $result === null || \hrtime(true) - $started > RegexDos::SLOW_NS) {
-        RegexDos::check($sink, $started, $result);
-    }
-    return $result;
+    /** @var mixed */
+    public static $result = null;
+}
+
+/**
+ * A `preg_*` call returned its failure value (`false`, or `null` for the
+ * replacing ones: `preg_replace(…) ?? regexFailed('preg_replace')`): the
+ * detector looks at preg_last_error(); the failure value goes back.
+ */
+function regexFailed($sink)
+{
+    RegexDos::failed($sink);
+    return \in_array($sink, ['preg_replace', 'preg_replace_callback', 'preg_replace_callback_array', 'preg_filter'], true)
+        ? null
+        : false;
 }
 
 // ----- path-traversal and side effects: what bypasses stream wrappers -----
@@ -259,7 +276,7 @@ function tempnam($directory, $prefix)
 /** The data of `unserialize($data)`, before it runs. */
 function serialized($data)
 {
-    if (\is_string($data)) {
+    if (\is_string($data) && (\stripos($data, Detectors::OBJECT) !== false || CmpLog::$enabled)) {
         ObjectInjection::unserialize($data, []);
     }
     return $data;
@@ -277,7 +294,7 @@ function serializedOptions($options)
 {
     $data = ObjectInjection::$data;
     ObjectInjection::$data = null;
-    if (\is_string($data)) {
+    if (\is_string($data) && (\stripos($data, Detectors::OBJECT) !== false || CmpLog::$enabled)) {
         ObjectInjection::unserialize($data, $options);
     }
     return $options;
@@ -304,14 +321,19 @@ function includePath($path)
 /** The class of `new $x`, `$x::m()`, `new ReflectionClass($x)`. */
 function className($class)
 {
-    ClassInjection::className($class);
+    // What matters: the canary's name, or a name the tracer steers.
+    if (\is_string($class) && (\stripos($class, Detectors::CLASS_NAME) !== false || CmpLog::$enabled)) {
+        ClassInjection::className($class);
+    }
     return $class;
 }
 
 /** The callee of `$f(…)` and call_user_func(). */
 function callee($callee)
 {
-    if (!$callee instanceof \Closure) {
+    if (\is_string($callee)
+        ? \stripos($callee, Detectors::CLASS_NAME) !== false || CmpLog::$enabled
+        : \is_array($callee)) {
         ClassInjection::callee($callee);
     }
     return $callee;

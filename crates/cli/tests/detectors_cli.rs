@@ -116,17 +116,10 @@ impl Campaign {
     }
 }
 
-/// The reports (`*.json`) in `dir` of findings of `kind`.
+/// The reports in `dir` of findings of `kind`.
 fn findings(dir: &Path, kind: &str) -> Vec<serde_json::Value> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .filter_map(|p| {
-            serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).ok()?).ok()
-        })
+    common::finding_reports(dir)
+        .into_iter()
         .filter(|report| report["kind"] == kind)
         .collect()
 }

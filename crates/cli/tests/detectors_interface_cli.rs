@@ -202,30 +202,89 @@ fn a_security_finding_replays_in_run_single_junit_and_minimize_crash() {
     );
 }
 
+/// Each detector's finding, through the libFuzzer front end, as
+/// ClusterFuzz's stack analyzer reads it: (detector, an input that shows
+/// the bug, the crash type it gives, the planted function).
+const CLUSTERFUZZ: [(&str, &[u8], &str, &str); 8] = [
+    (
+        "command-injection",
+        ATTACK,
+        "Command injection",
+        "thumbnail",
+    ),
+    (
+        "code-injection",
+        b"php_fuzz_code()",
+        "Fatal-signal",
+        "calculate",
+    ),
+    (
+        "object-injection",
+        b"v1|O:13:\"PhpFuzzObject\":0:{}",
+        "Fatal-signal",
+        "preferences",
+    ),
+    (
+        "class-injection",
+        b"PhpFuzzClass:x",
+        "Fatal-signal",
+        "run_filter",
+    ),
+    (
+        "path-traversal",
+        b"....//php-fuzz-traversal.html",
+        "Arbitrary file open",
+        "load_page",
+    ),
+    (
+        "xxe",
+        b"<!DOCTYPE r [<!ENTITY x SYSTEM \"php-fuzz-xxe\">]><feed>&x;</feed>",
+        "Fatal-signal",
+        "feed_items",
+    ),
+    (
+        "ssrf",
+        b"http://php-fuzz.example/",
+        "Arbitrary DNS resolution",
+        "preview",
+    ),
+    (
+        "regex-dos",
+        b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa@example.co",
+        "Fatal-signal",
+        "is_company_address",
+    ),
+];
+
 #[test]
-fn the_libfuzzer_front_end_reports_a_security_issue_clusterfuzz_classifies() {
+fn the_libfuzzer_front_end_reports_security_issues_clusterfuzz_classifies() {
     let Some(python) = common::python_with("clusterfuzz") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("crash-attack"), ATTACK).unwrap();
-    let run = php_fuzz(
-        &["libfuzzer", path(&fixture(VULNERABLE)), "crash-attack"],
-        dir.path(),
-    );
-    let text = format!("{}{}", run.stdout(), run.stderr());
-    assert!(
-        text.contains("ERROR: php-fuzz: security issue (FuzzerSecurityIssueCritical): command-injection: exec() would run"),
-        "{text}"
-    );
-    let classified = classify(&python, &text);
-    eprintln!("ClusterFuzz classifies command-injection as {classified}");
-    assert_eq!(classified["crash_type"], "Command injection", "{text}");
-    assert_eq!(classified["security"], true, "{text}");
-    assert_eq!(
-        classified["crash_state"], "thumbnail\n{closure}\n",
-        "{text}"
-    );
+    for (detector, input, crash_type, function) in CLUSTERFUZZ {
+        let name = format!("crash-{detector}");
+        std::fs::write(dir.path().join(&name), input).unwrap();
+        let target = fixture(&format!("detectors/{detector}/vulnerable.php"));
+        let run = php_fuzz(&["libfuzzer", path(&target), &name], dir.path());
+        let text = format!("{}{}", run.stdout(), run.stderr());
+        assert!(
+            text.contains(&format!(
+                "ERROR: php-fuzz: security issue (FuzzerSecurityIssue"
+            )),
+            "{text}"
+        );
+        assert!(text.contains(&format!("): {detector}: ")), "{text}");
+        let classified = classify(&python, &text);
+        eprintln!("ClusterFuzz classifies {detector} as {classified}");
+        assert_eq!(classified["crash_type"], crash_type, "{detector}\n{text}");
+        assert_eq!(classified["security"], true, "{detector}\n{text}");
+        assert_eq!(
+            classified["crash_state"],
+            format!("{function}\n{{closure}}\n"),
+            "{detector}\n{text}"
+        );
+    }
 }
 
 /// ClusterFuzz's stack analyzer on `output`.
@@ -252,4 +311,67 @@ fn classify(python: &Path, output: &str) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_html_report_lists_a_security_finding_of_the_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(corpus.join("seed"), "cat.png:100").unwrap();
+    std::fs::write(corpus.join("attack"), ATTACK).unwrap();
+    let run = php_fuzz(
+        &[
+            "report-coverage",
+            path(&fixture(VULNERABLE)),
+            "corpus",
+            "report",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 0, "{}", run.all());
+    let index = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
+    assert!(index.contains("security"), "{index}");
+    assert!(
+        index.contains("command-injection: exec() would run"),
+        "{index}"
+    );
+}
+
+#[test]
+fn a_preg_call_stuck_past_the_timeout_is_regex_dos() {
+    let dir = tempfile::tempdir().unwrap();
+    // fixtures/hostile/seven: 'P' runs a catastrophic regex with the
+    // backtrack limit raised and PCRE's JIT off, so it never gives up.
+    std::fs::write(dir.path().join("stuck"), "P").unwrap();
+    let target = fixture("hostile/seven/target.php");
+    let run = php_fuzz(
+        &["run-single", path(&target), "stuck", "--timeout", "1"],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
+    let text = run.all();
+    assert!(
+        text.contains("regex-dos: a preg_* call ran past the timeout on one input"),
+        "{text}"
+    );
+    assert!(text.contains("target.php:31"), "{text}");
+    let run = php_fuzz(
+        &[
+            "run-single",
+            path(&target),
+            "stuck",
+            "--timeout",
+            "1",
+            "--detectors",
+            "none",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        run.code(),
+        70,
+        "a timeout without the detector\n{}",
+        run.all()
+    );
 }

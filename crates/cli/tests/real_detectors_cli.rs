@@ -64,15 +64,8 @@ fn finds(name: &str, library: &str, detector: &str) -> Option<Duration> {
 
 /// (detector, file) of each security finding saved in `dir`.
 fn security_findings(dir: &Path) -> Vec<(String, String)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .filter_map(|p| {
-            serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).ok()?).ok()
-        })
+    common::finding_reports(dir)
+        .into_iter()
         .filter(|r| r["kind"] == "security")
         .map(|r| {
             (

@@ -55,19 +55,8 @@ fn fuzz(
     let run = Run {
         output: command.output().expect("running php-fuzz"),
     };
-    let reports = reports(&dir.join("artifacts"));
+    let reports = common::finding_reports(&dir.join("artifacts"));
     (run, reports)
-}
-
-fn reports(dir: &Path) -> Vec<serde_json::Value> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
-        .collect()
 }
 
 /// The side-effect findings of `class`, one per line of the fixture; no

@@ -27,6 +27,9 @@ fn time_to_timeout_report(seed: &str, timeout: &str) -> (Duration, String) {
             fixture("hostile/seven/target.php").to_str().unwrap(),
         ])
         .args(["corpus", "--timeout", timeout, "--max-time", "30"])
+        // A timeout as such: with regex-dos on, the preg hang is that
+        // detector's finding (detectors_interface_cli).
+        .args(["--detectors", "none"])
         .args(["--artifact-dir", "artifacts", "--seed", "1"])
         .current_dir(dir.path())
         .stderr(Stdio::piped())

@@ -194,7 +194,7 @@ const INFO: [DetectorInfo; 8] = [
     DetectorInfo {
         name: "regex-dos",
         sinks: "preg_match, preg_match_all, preg_replace, preg_replace_callback, preg_replace_callback_array, preg_split, preg_grep, preg_filter",
-        reports: "a preg_* call fails with the backtrack, recursion or JIT stack limit, or runs longer than 1 s on one input",
+        reports: "a preg_* call fails with the backtrack, recursion or JIT stack limit, or runs past the timeout on one input",
         canary: "",
         words: &[
             b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!",

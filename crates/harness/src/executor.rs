@@ -544,7 +544,12 @@ impl Executor {
                     let stderr = process.stderr_tail();
                     let runtime = self.config.runtime.root();
                     let crash = if watch.timing_out() {
-                        triage::timeout_death(self.overdue_message(&watch), stderr, runtime)
+                        triage::timeout_death(
+                            self.overdue_message(&watch),
+                            stderr,
+                            runtime,
+                            &self.sources,
+                        )
                     } else {
                         let message = triage::death_message(status, &stderr);
                         triage::unexplained_crash(CrashKind::HarnessDied, message, stderr, runtime)
@@ -741,6 +746,7 @@ impl Executor {
                 self.overdue_message(watch),
                 process.stderr_tail(),
                 self.config.runtime.root(),
+                &self.sources,
             )));
         }
         None

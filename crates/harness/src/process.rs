@@ -234,6 +234,8 @@ impl HarnessProcess {
             return Err(process.load_failure_from_death(config));
         }
         process.wait_ready(config, sources)?;
+        // What the detectors' findings and words depend on.
+        sources.enable_detector_words(process.info.detectors);
         Ok(process)
     }
 

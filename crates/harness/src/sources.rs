@@ -28,6 +28,8 @@ pub struct SourceFile {
     pub instrumented: Option<Arc<[u8]>>,
     pub blocks: Vec<Block>,
     pub skipped: Option<SkipReason>,
+    /// Lines of the `preg_*` calls whose results the hooks check, sorted.
+    pub regex_lines: Vec<u32>,
 }
 
 /// Where a block is, for messages and reports.
@@ -229,6 +231,7 @@ impl SourceServer {
                         .then(|| result.source.into()),
                     blocks: result.blocks,
                     skipped: None,
+                    regex_lines: result.regex_lines,
                 }
             }
             Outcome::Skipped(reason) => {
@@ -243,6 +246,7 @@ impl SourceServer {
                     instrumented: None,
                     blocks: Vec::new(),
                     skipped: Some(reason),
+                    regex_lines: Vec::new(),
                 }
             }
         };
@@ -268,6 +272,22 @@ impl SourceServer {
         if state.add_detector_words(seen) {
             self.literal_generation.fetch_add(1, Ordering::Release);
         }
+    }
+
+    /// Whether the target said `detector` is on.
+    pub fn detector_on(&self, detector: php_fuzz_detectors::Detector) -> bool {
+        self.lock()
+            .detectors_on
+            .is_some_and(|on| on.contains(detector))
+    }
+
+    /// Whether line `line` of `path` holds a hooked `preg_*` call.
+    pub fn is_regex_call(&self, path: &Path, line: u32) -> bool {
+        let state = self.lock();
+        state
+            .by_path
+            .get(path)
+            .is_some_and(|&index| state.files[index].regex_lines.binary_search(&line).is_ok())
     }
 
     pub fn locate(&self, id: BlockId) -> Option<BlockLocation> {

@@ -83,11 +83,43 @@ pub(crate) fn unexplained_crash(
 /// The crash of a harness stopped from outside after it overran the
 /// timeout: where PHP's own time limit found it (it prints the file and
 /// line when SIGPROF ends it), else `message` without a location.
-pub(crate) fn timeout_death(message: String, stderr: String, runtime: &Path) -> Crash {
+pub(crate) fn timeout_death(
+    message: String,
+    stderr: String,
+    runtime: &Path,
+    sources: &SourceServer,
+) -> Crash {
     // Memory that ran out at a hard limit while the timeout steps went on.
-    explained_by_stderr(CrashKind::Timeout, message, stderr, runtime, |fatal| {
+    let crash = explained_by_stderr(CrashKind::Timeout, message, stderr, runtime, |fatal| {
         matches!(fatal.kind, CrashKind::Timeout | CrashKind::OutOfMemory)
-    })
+    });
+    regex_past_the_timeout(crash, sources)
+}
+
+/// A run stuck past the timeout inside a `preg_*` call is `regex-dos`
+/// (docs/detectors.md) when that detector is on: the regex ran longer
+/// than the timeout on one input.
+fn regex_past_the_timeout(crash: Crash, sources: &SourceServer) -> Crash {
+    let p = &crash.problem;
+    if crash.kind != CrashKind::Timeout
+        || p.class != INTERNAL_CALL_TIMEOUT
+        || !sources.detector_on(php_fuzz_detectors::Detector::RegexDos)
+        || !sources.is_regex_call(Path::new(&p.file), p.line)
+    {
+        return crash;
+    }
+    Crash {
+        kind: CrashKind::Security,
+        problem: Problem {
+            class: "regex-dos".into(),
+            message: format!(
+                "a preg_* call ran past the timeout on one input ({})",
+                p.message
+            ),
+            ..p.clone()
+        },
+        ..crash
+    }
 }
 
 /// The fatal error `stderr` shows if `explains` accepts it, else `kind`

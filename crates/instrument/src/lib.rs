@@ -172,6 +172,9 @@ pub struct Instrumented {
     /// The detectors whose sinks the file calls: their words join the
     /// dictionary (docs/detectors.md).
     pub detectors: DetectorSet,
+    /// Lines of the `preg_*` calls whose results are checked, sorted, each
+    /// once: a run stuck past the timeout on one is `regex-dos`.
+    pub regex_lines: Vec<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

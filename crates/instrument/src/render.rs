@@ -6,7 +6,7 @@ use crate::analyze::{
     self, Analysis, CmpInsertion, Comparisons, Insertion, PlannedBlock, SinkInsertion, Sinks,
 };
 use crate::lexical::is_name_byte;
-use crate::stub::Piece;
+use crate::stub::{Piece, SinkPiece};
 use crate::{Block, BlockId, Coverage, DetectorSet, Instrumented, SkipReason, StubStyle, parse};
 
 /// A parsed and analysed file, ready to render once it has its ids.
@@ -114,6 +114,19 @@ impl<'s> Plan<'s> {
             sinks,
             detectors,
         })
+    }
+
+    /// Lines of the checked `preg_*` calls, sorted, each once.
+    fn regex_lines(&self) -> Vec<u32> {
+        let mut lines = LineCounter::new(self.source);
+        let mut found: Vec<u32> = self
+            .sinks
+            .iter()
+            .filter(|s| matches!(s.piece, SinkPiece::OpenRegex { .. }))
+            .map(|s| lines.position(s.offset).0)
+            .collect();
+        found.dedup();
+        found
     }
 
     /// The plan with the detectors' sink hooks, or without them.
@@ -254,6 +267,7 @@ impl<'s> Plan<'s> {
                 self.cmp.sites
             },
             detectors: self.detectors,
+            regex_lines: self.regex_lines(),
         }
     }
 }

@@ -495,8 +495,6 @@ pub(crate) enum SinkCall {
     Callee,
     /// An XML document a parser is about to read (a guide, cmplog only).
     XmlDocument,
-    /// `\hrtime(true)` and the result of a `preg_*` call, then its name.
-    Regex,
     /// The data of `unserialize($data)`.
     Serialized,
     /// The data of `unserialize($data, $options)`, checked with…
@@ -513,7 +511,6 @@ impl SinkCall {
             SinkCall::ClassName => b"className",
             SinkCall::Callee => b"callee",
             SinkCall::XmlDocument => b"xmlDocument",
-            SinkCall::Regex => b"regex",
             SinkCall::Serialized => b"serialized",
             SinkCall::SerializedData => b"serializedData",
             SinkCall::SerializedOptions => b"serializedOptions",
@@ -533,8 +530,12 @@ pub(crate) enum SinkPiece {
     OpenParenthesized(SinkCall),
     /// `)` after an `Open` value.
     Close,
-    /// `, 'NAME')` after a `preg_*` call wrapped in `Open(Regex)`.
-    CloseNamed(&'static str),
+    /// Before a `preg_*` call: `((\PhpFuzz\Sink\Regex::$result = ` for one
+    /// that fails with `false`, `(` for one that fails with `null`.
+    OpenRegex { nulls: bool },
+    /// After it: `) === false ? \PhpFuzz\Sink\regexFailed('NAME') :
+    /// \PhpFuzz\Sink\Regex::$result)`, or ` ?? \PhpFuzz\Sink\regexFailed('NAME'))`.
+    CloseRegex { name: &'static str, nulls: bool },
     /// `))` after an `OpenParenthesized` one.
     CloseParenthesized,
     /// `text` in place of the next `skip` source bytes (backticks).
@@ -576,9 +577,23 @@ impl SinkPiece {
                 out.extend_from_slice(b"\\PhpFuzz\\Sink\\");
                 out.extend_from_slice(call.name());
                 out.push(b'(');
-                if call == SinkCall::Regex {
-                    out.extend_from_slice(b"\\hrtime(true), ");
-                }
+            }
+            SinkPiece::OpenRegex { nulls: true } => out.push(b'('),
+            SinkPiece::OpenRegex { nulls: false } => {
+                out.extend_from_slice(b"((\\PhpFuzz\\Sink\\Regex::$result = ");
+            }
+            SinkPiece::CloseRegex { name, nulls } => {
+                out.extend_from_slice(if nulls {
+                    b" ?? \\PhpFuzz\\Sink\\regexFailed('"
+                } else {
+                    b") === false ? \\PhpFuzz\\Sink\\regexFailed('"
+                });
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(if nulls {
+                    b"'))"
+                } else {
+                    b"') : \\PhpFuzz\\Sink\\Regex::$result)"
+                });
             }
             SinkPiece::OpenParenthesized(call) => {
                 out.extend_from_slice(b"(\\PhpFuzz\\Sink\\");
@@ -586,11 +601,6 @@ impl SinkPiece {
                 out.push(b'(');
             }
             SinkPiece::Close => out.push(b')'),
-            SinkPiece::CloseNamed(name) => {
-                out.extend_from_slice(b", '");
-                out.extend_from_slice(name.as_bytes());
-                out.extend_from_slice(b"')");
-            }
             SinkPiece::CloseParenthesized => out.extend_from_slice(b"))"),
             SinkPiece::Replace { text, .. } => out.extend_from_slice(text),
         }

@@ -201,12 +201,7 @@ final class ShellWords
                 $this->i = $close + 1;
             } elseif ($c === '"') {
                 $word .= $this->doubleQuoted($depth);
-            } elseif ($c === '`') {
-                $this->substitution('`', $depth);
-            } elseif ($c === '$' && ($this->s[$this->i] ?? '') === '(') {
-                $this->i++;
-                $this->substitution(')', $depth);
-            } else {
+            } elseif (!$this->substitution($c, $depth)) {
                 $word .= $c;
             }
         }
@@ -223,22 +218,30 @@ final class ShellWords
             }
             if ($c === '\\' && \strpos("\$`\"\\\n", $this->s[$this->i] ?? '') !== false) {
                 $text .= $this->s[$this->i++];
-            } elseif ($c === '`') {
-                $this->substitution('`', $depth);
-            } elseif ($c === '$' && ($this->s[$this->i] ?? '') === '(') {
-                $this->i++;
-                $this->substitution(')', $depth);
-            } else {
+            } elseif (!$this->substitution($c, $depth)) {
                 $text .= $c;
             }
         }
         return $text;
     }
 
-    private function substitution(string $end, int $depth): void
+    /**
+     * A command substitution that starts with $c (a backtick, or `$` before
+     * `(`), parsed as a command list of its own; false if $c starts none.
+     */
+    private function substitution(string $c, int $depth): bool
     {
+        if ($c === '$' && ($this->s[$this->i] ?? '') === '(') {
+            $this->i++;
+            $end = ')';
+        } elseif ($c === '`') {
+            $end = '`';
+        } else {
+            return false;
+        }
         if ($depth < 16) {
             $this->list($end, $depth + 1);
         }
+        return true;
     }
 }

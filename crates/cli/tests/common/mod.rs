@@ -89,6 +89,19 @@ pub fn artifacts(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     found
 }
 
+/// The reports (`*.json`) of the findings saved in `dir`; none if it does
+/// not exist yet.
+pub fn finding_reports(dir: &Path) -> Vec<serde_json::Value> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
+        .collect()
+}
+
 pub fn sidecar(artifact: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(artifact.with_extension("json"))
         .expect("sidecar next to the artifact");

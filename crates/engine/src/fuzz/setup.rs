@@ -174,7 +174,6 @@ fn start_target(
     let mut first = Executor::new(Arc::clone(&harness), Arc::clone(sources));
     first.stop_when(stop.clone());
     let info = first.start()?.clone();
-    sources.enable_detector_words(info.detectors);
     report_target(out, &info, &harness);
     Ok((harness, stop, first, info))
 }

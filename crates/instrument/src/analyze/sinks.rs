@@ -11,8 +11,10 @@
 //!   and exceptions pass through. A name the file imports with `use
 //!   function` or declares in a namespace is not the global function, and
 //!   is left alone;
-//! - **checked results**: a `preg_*` call stays where it is, and its result
-//!   goes through a hook that asks `preg_last_error()` (and the clock);
+//! - **checked results**: a `preg_*` call stays where it is, and only its
+//!   failure value (`false`, or `null` for the replacing ones) reaches a
+//!   hook, which asks `preg_last_error()`: no function call while the call
+//!   succeeds;
 //! - **checked arguments**: `unserialize()` stays where it is, and its data
 //!   (and options) go through hooks that look before it runs;
 //! - **wrappers**: a value that reaches a sink which cannot be renamed (the
@@ -263,15 +265,25 @@ impl Analyzer<'_> {
         }
     }
 
-    /// `preg_match(…)` → `\PhpFuzz\Sink\regex(\hrtime(true), preg_match(…), 'preg_match')`:
-    /// the real call made where it was, its result checked afterwards.
+    /// `preg_match(…)` → `((\PhpFuzz\Sink\Regex::$result = preg_match(…))
+    /// === false ? \PhpFuzz\Sink\regexFailed('preg_match') :
+    /// \PhpFuzz\Sink\Regex::$result)`, `preg_replace(…)` → `(preg_replace(…)
+    /// ?? \PhpFuzz\Sink\regexFailed('preg_replace'))`: the real call made
+    /// where it was, its failure value checked afterwards.
     fn checked_result(&mut self, call: Node<'_>, depth: u32, name: &'static str) {
         if self.is_first_class_callable(call) {
             return;
         }
         let (start, end) = (call.start_byte(), call.end_byte());
-        let open = self.sink_insertion(start, depth, SinkPiece::Open(SinkCall::Regex));
-        let mut close = self.sink_insertion(end, depth, SinkPiece::CloseNamed(name));
+        let nulls = matches!(
+            name,
+            "preg_replace"
+                | "preg_replace_callback"
+                | "preg_replace_callback_array"
+                | "preg_filter"
+        );
+        let open = self.sink_insertion(start, depth, SinkPiece::OpenRegex { nulls });
+        let mut close = self.sink_insertion(end, depth, SinkPiece::CloseRegex { name, nulls });
         close.rank = Rank::close(2 * depth + 1);
         self.sinks.pending.push((name, open));
         self.sinks.pending.push((name, close));
