@@ -269,9 +269,7 @@ fn the_libfuzzer_front_end_reports_security_issues_clusterfuzz_classifies() {
         let run = php_fuzz(&["libfuzzer", path(&target), &name], dir.path());
         let text = format!("{}{}", run.stdout(), run.stderr());
         assert!(
-            text.contains(&format!(
-                "ERROR: php-fuzz: security issue (FuzzerSecurityIssue"
-            )),
+            text.contains("ERROR: php-fuzz: security issue (FuzzerSecurityIssue"),
             "{text}"
         );
         assert!(text.contains(&format!("): {detector}: ")), "{text}");
