@@ -79,6 +79,9 @@ fn seven_kinds_in_one_seed_folder_are_seven_findings_on_a_loaded_machine() {
                 "2",
                 "--max-time",
                 "120",
+                // All seven found: done (the limit is the test's bound, not its length).
+                "--max-crashes",
+                "7",
                 "--artifact-dir",
                 "artifacts",
                 "--seed",
