@@ -48,6 +48,8 @@ final class Detectors
 
     /** @var array<string, true> the detectors that are on */
     public static $on = [];
+    /** @var string the input of the run under way */
+    public static $input = '';
     /**
      * The harness's: takes (status, class, message, file, line, calls) and
      * says whether it recorded the finding (a run is under way).

@@ -409,6 +409,7 @@ final class Harness
             $this->runStart = $now;
             $this->running = true;
             SideEffects::$active = true;
+            Detectors::$input = $input;
             try {
                 $target($input);
                 // Output buffers the run opened are part of the run: their

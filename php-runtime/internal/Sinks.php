@@ -208,6 +208,46 @@ function curl_exec($handle)
     return \curl_exec($handle);
 }
 
+// ----- ssrf: SoapClient, whose requests do not use PHP's stream wrappers -----
+
+if (\class_exists(\SoapClient::class, false)) {
+    /**
+     * `new SoapClient(…)` in instrumented code: the same client, whose
+     * requests pass the ssrf detector and are refused, as a failed
+     * connection fails, unless --allow-side-effects. (Its WSDL is loaded
+     * through the http wrapper, which php-fuzz hooks anyway.)
+     */
+    class SoapClient extends \SoapClient
+    {
+        public function __construct($wsdl, $options = [])
+        {
+            if (\is_array($options) && \is_string($options['location'] ?? null)) {
+                Ssrf::address('SoapClient', $options['location']);
+            }
+            parent::__construct($wsdl, $options);
+        }
+
+        #[\ReturnTypeWillChange]
+        public function __doRequest($request, $location, $action, $version, $oneWay = false, ...$more)
+        {
+            Ssrf::address('SoapClient', (string) $location);
+            if (SideEffects::refuseConnection('SoapClient', (string) $location)) {
+                throw new \SoapFault('HTTP', 'Could not connect to host');
+            }
+            return parent::__doRequest($request, $location, $action, $version, $oneWay, ...$more);
+        }
+    }
+} else {
+    /** Without ext/soap, `new SoapClient(…)` fails as it would. */
+    final class SoapClient
+    {
+        public function __construct(...$arguments)
+        {
+            throw new \Error('Class "SoapClient" not found');
+        }
+    }
+}
+
 // ----- regex-dos: the result of a preg_* call, made where it was -----
 
 /**

@@ -181,7 +181,7 @@ const INFO: [DetectorInfo; 8] = [
     },
     DetectorInfo {
         name: "ssrf",
-        sinks: "http, https, ftp and ftps streams (file_get_contents, fopen, ...), fsockopen, pfsockopen, stream_socket_client, socket_connect, curl_exec, SoapClient",
+        sinks: "http, https, ftp and ftps streams (file_get_contents, fopen, ...), fsockopen, pfsockopen, stream_socket_client, socket_connect, curl_exec, new SoapClient",
         reports: "the input chooses the host a connection goes to",
         canary: canary::HOST,
         words: &[

@@ -8,12 +8,13 @@ use PhpFuzz\Paths;
 /**
  * `path-traversal`: a path the input controls climbs out of the folder it
  * was built under. The canary is a file name (`php-fuzz-traversal`); the
- * `..` just before it are the input's, and what comes before them is the
- * folder the path was built under. The report comes when the canary's
- * folder, resolved, lies outside that folder, or when the canary stands at
- * the root of an absolute path (an absolute path put in the place of a
- * relative one). `basename()` or a check of the resolved path keeps it
- * inside, so safe code raises no alarm.
+ * `..` just before it are the input's, and so are the parts before them
+ * that the run's input holds; what comes before those is the folder the
+ * library built the path under. The report comes when the canary's folder,
+ * resolved, lies outside that folder, or when the canary stands at the root
+ * of an absolute path (an absolute path put in the place of a relative
+ * one). `basename()` or a check of the resolved path keeps it inside, so
+ * safe code raises no alarm.
  *
  * Hooked in the `file://` stream wrapper, so every file operation of
  * every file is seen, instrumented or not.
@@ -34,7 +35,7 @@ final class PathTraversal
         if (\strncasecmp($path, 'file://', 7) === 0) {
             $path = \substr($path, 7);
         }
-        $escape = self::escape($path);
+        $escape = self::escape($path, Detectors::$input);
         if ($escape !== null) {
             [, , , $sink] = Detectors::site();
             Detectors::report('path-traversal', ($sink === '' ? 'a file operation' : "$sink()")
@@ -42,8 +43,11 @@ final class PathTraversal
         }
     }
 
-    /** How the canary in $path escapes its folder, or null if it does not. */
-    public static function escape(string $path): ?string
+    /**
+     * How the canary in $path escapes the folder the library built it
+     * under, or null if it does not; $input is the run's input.
+     */
+    public static function escape(string $path, string $input = ''): ?string
     {
         $parts = \explode('/', $path);
         foreach ($parts as $k => $part) {
@@ -61,6 +65,7 @@ final class PathTraversal
             if (!\in_array('..', $climbs, true)) {
                 continue;
             }
+            $start = self::inputBefore($parts, $start, $input);
             $built = \implode('/', \array_slice($parts, 0, $start));
             $folder = Paths::absolute($built === '' && ($path[0] ?? '') === '/' ? '/' : $built);
             $reached = Paths::absolute(\implode('/', \array_slice($parts, 0, $k)) ?: '.');
@@ -69,6 +74,22 @@ final class PathTraversal
             }
         }
         return null;
+    }
+
+    /**
+     * Where the parts of a path that the input holds begin, going back from
+     * $end: the library built the path under the parts before.
+     *
+     * @param list<string> $parts
+     */
+    private static function inputBefore(array $parts, int $end, string $input): int
+    {
+        $start = $end;
+        while ($start > 0 && $parts[$start - 1] !== ''
+            && \strpos($input, \implode('/', \array_slice($parts, $start - 1, $end - $start + 1))) !== false) {
+            $start--;
+        }
+        return $start;
     }
 
     /** Steers the last parts of a path toward the canary. */

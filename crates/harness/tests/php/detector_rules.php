@@ -144,6 +144,17 @@ $escapes = [
 foreach ($escapes as $path => $escaped) {
     check("escape of $path", PathTraversal::escape($path) !== null, $escaped);
 }
+// The parts the input holds are the input's too: the library built the
+// path under what comes before them.
+$withInput = [
+    ['/x/templates/docs/../php-fuzz-traversal.html', 'docs/../php-fuzz-traversal.html', false],
+    ['http:%3E/../php-fuzz-traversal', 'http:%3E/../php-fuzz-traversal', false],
+    ['/x/templates/../php-fuzz-traversal.html', '....//php-fuzz-traversal.html', true],
+    ['/x/templates/a/../../php-fuzz-traversal', 'a/../../php-fuzz-traversal', true],
+];
+foreach ($withInput as [$path, $input, $escaped]) {
+    check("escape of $path from $input", PathTraversal::escape($path, $input) !== null, $escaped);
+}
 
 // ----- ssrf -----
 use PhpFuzz\Detectors\Ssrf;

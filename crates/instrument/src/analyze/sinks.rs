@@ -52,8 +52,9 @@ pub(crate) struct Sinks {
     shadowed: Vec<Vec<u8>>,
     /// The file declares `strict_types=1`.
     strict: bool,
-    /// `use ReflectionClass;` (or an alias of it) in the file.
-    reflection_aliases: Vec<Vec<u8>>,
+    /// Names this file gives the global classes that are sinks
+    /// (`use ReflectionClass as R;`): (name used here, class), lower case.
+    class_aliases: Vec<(Vec<u8>, &'static [u8])>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -93,6 +94,9 @@ enum SinkFunction {
     /// Not rewritten (a run-time hook sees it): its detectors' words only.
     Seen(&'static [Detector]),
 }
+
+/// Global classes whose objects are sinks, lower case.
+const SINK_CLASSES: [&[u8]; 2] = [b"reflectionclass", b"soapclient"];
 
 const FILE: &[Detector] = &[Detector::PathTraversal];
 const FILE_OR_URL: &[Detector] = &[Detector::PathTraversal, Detector::Ssrf];
@@ -193,8 +197,10 @@ impl Analyzer<'_> {
             };
             if imports == Some(b"function") {
                 self.sinks.shadowed.push(alias);
-            } else if last_segment(word) == b"reflectionclass" {
-                self.sinks.reflection_aliases.push(alias);
+            } else if let Some(class) = SINK_CLASSES.iter().find(|class| {
+                word.as_slice() == **class || word.strip_prefix(b"\\") == Some(**class)
+            }) {
+                self.sinks.class_aliases.push((alias, class));
             }
         }
     }
@@ -403,15 +409,29 @@ impl Analyzer<'_> {
             return;
         };
         match self.grammar.kind(class) {
-            NodeKind::Name | NodeKind::QualifiedName => {
-                if self.is_reflection_class(class)
-                    && let Some(arguments) = self.grammar.child_of_kind(node, NodeKind::Arguments)
-                    && let Some(first) = self.first_plain_argument(arguments)
-                {
-                    self.sinks.seen.insert(Detector::ClassInjection);
-                    self.wrap_sink(first, depth + 3, SinkCall::ClassName, false);
+            NodeKind::Name | NodeKind::QualifiedName => match self.sink_class(class) {
+                Some(b"reflectionclass") => {
+                    if let Some(arguments) = self.grammar.child_of_kind(node, NodeKind::Arguments)
+                        && let Some(first) = self.first_plain_argument(arguments)
+                    {
+                        self.sinks.seen.insert(Detector::ClassInjection);
+                        self.wrap_sink(first, depth + 3, SinkCall::ClassName, false);
+                    }
                 }
-            }
+                // `new SoapClient(…)` → `new \PhpFuzz\Sink\SoapClient(…)`, whose
+                // requests pass the detector and the side-effect rules.
+                Some(_) => {
+                    self.sinks.seen.insert(Detector::Ssrf);
+                    let qualified = self.source[class.start_byte()] == b'\\';
+                    let piece = SinkPiece::Namespace {
+                        strict: self.sinks.strict,
+                        qualified,
+                    };
+                    let insertion = self.sink_insertion(class.start_byte(), depth + 1, piece);
+                    self.sinks.insertions.push(insertion);
+                }
+                None => {}
+            },
             _ if !self.is_dynamic_class(class) => {}
             _ => {
                 self.sinks.seen.insert(Detector::ClassInjection);
@@ -462,14 +482,22 @@ impl Analyzer<'_> {
         }
     }
 
-    /// `ReflectionClass` as this file names the global class.
-    fn is_reflection_class(&self, class: Node<'_>) -> bool {
+    /// The global class (one of [`SINK_CLASSES`]) `class` names here.
+    fn sink_class(&self, class: Node<'_>) -> Option<&'static [u8]> {
         let lower = self.source[class.byte_range()].to_ascii_lowercase();
-        match lower.strip_prefix(b"\\") {
-            Some(global) => global == b"reflectionclass",
-            None if self.sinks.reflection_aliases.contains(&lower) => true,
-            None => lower == b"reflectionclass" && !self.scope.in_namespace(),
+        if let Some(global) = lower.strip_prefix(b"\\") {
+            return SINK_CLASSES.iter().copied().find(|c| *c == global);
         }
+        if let Some((_, class)) = self.sinks.class_aliases.iter().find(|(a, _)| *a == lower) {
+            return Some(class);
+        }
+        if self.scope.in_namespace() {
+            return None;
+        }
+        SINK_CLASSES
+            .iter()
+            .copied()
+            .find(|c| *c == lower.as_slice())
     }
 
     fn first_plain_argument<'t>(&self, arguments: Node<'t>) -> Option<Node<'t>> {
