@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use php_fuzz_engine::{EntropicOptions, FuzzOptions, FuzzSummary, Output, fuzz, summary_line};
+use php_fuzz_engine::{
+    EntropicOptions, FuzzOptions, FuzzSummary, MutationSchedule, Output, fuzz, summary_line,
+};
 use php_fuzz_storage::default_stats_path;
 
 use crate::exit_codes;
@@ -104,10 +106,22 @@ pub struct FuzzArgs {
     /// Print only crashes and the final summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// How mutations are drawn: uniformly, as libFuzzer does, or by a schedule that learns which
+    /// mutations pay on this target, new features per unit of execution cost (see
+    /// docs/scheduling.md).
+    #[arg(long, value_enum, value_name = "SCHEDULE", default_value_t = ScheduleArg::Uniform)]
+    pub mutation_schedule: ScheduleArg,
     /// At the end, write the artifact directory's findings as SARIF 2.1.0 for GitHub code
     /// scanning (as `php-fuzz report-sarif` does; see docs/sarif.md).
     #[arg(long, value_name = "FILE")]
     pub sarif: Option<PathBuf>,
+}
+
+/// `--mutation-schedule`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleArg {
+    Uniform,
+    Learned,
 }
 
 pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
@@ -178,6 +192,10 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
             .or_else(|| corpus.as_deref().map(default_stats_path)),
         adaptive_timeout: args.harness.timeout.is_none()
             && fuzz_test.as_ref().is_none_or(|t| t.timeout.is_none()),
+        mutation_schedule: match args.mutation_schedule {
+            ScheduleArg::Uniform => MutationSchedule::Uniform,
+            ScheduleArg::Learned => MutationSchedule::Learned,
+        },
         ..FuzzOptions::default()
     };
     if options.adaptive_timeout {

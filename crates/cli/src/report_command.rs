@@ -167,6 +167,12 @@ fn history_of(source: PathBuf, lines: &[StatsLine]) -> CampaignHistory {
                     cov: sample.cov,
                     ft: sample.ft,
                     execs_per_sec: sample.execs_per_sec,
+                    mix: sample
+                        .mix
+                        .iter()
+                        .flatten()
+                        .map(|(group, share)| (group.clone(), *share))
+                        .collect(),
                 });
             }
             StatsEvent::Crash {

@@ -133,6 +133,8 @@ struct State {
     new_units: u64,
     /// Parsed entries and the fragment pool, with a grammar.
     grammar: Option<GrammarCorpus>,
+    /// The learned mutation schedule's draw, as a worker last left it.
+    mix: Option<php_fuzz_mutate::Mix>,
 }
 
 struct Shared {
@@ -246,6 +248,7 @@ impl Shared {
             new_crashes: state.crashes.new_count(),
             seconds: self.started.elapsed().as_secs(),
             dictionary: state.auto_dictionary.as_ref().map(AutoDictionary::len),
+            mix: state.mix,
             input,
         };
         self.out.campaign(CampaignEvent::Status(&line));

@@ -85,6 +85,17 @@ pub struct FuzzOptions {
     /// upper bound, `ADAPTIVE_TIMEOUT_MAX`), and the campaign then uses a
     /// multiple of the slowest one (see `adaptive_timeout`).
     pub adaptive_timeout: bool,
+    /// `--mutation-schedule`: which mutations are drawn (docs/scheduling.md).
+    pub mutation_schedule: MutationSchedule,
+}
+
+/// How mutations are drawn: libFuzzer's uniform draw, or the schedule that
+/// learns which mutations pay on this target (docs/scheduling.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MutationSchedule {
+    #[default]
+    Uniform,
+    Learned,
 }
 
 /// The adaptive timeout is this many times the slowest seed's run...
@@ -127,6 +138,7 @@ impl Default for FuzzOptions {
             entropic: None,
             stats: None,
             adaptive_timeout: false,
+            mutation_schedule: MutationSchedule::Uniform,
         }
     }
 }

@@ -213,6 +213,8 @@ pub struct StatusLine {
     pub seconds: u64,
     /// Words of the persistent auto-dictionary (comparison feedback on).
     pub dictionary: Option<usize>,
+    /// The learned mutation schedule's draw (`--mutation-schedule learned`).
+    pub mix: Option<php_fuzz_mutate::Mix>,
     /// For NEW and REDUCE: the input's length and the mutations that made it.
     pub input: Option<(usize, Mutations)>,
 }
@@ -261,6 +263,7 @@ mod tests {
             new_crashes: 0,
             seconds: 7,
             dictionary: None,
+            mix: None,
             input: None,
         }
     }

@@ -15,11 +15,13 @@ mod dictionary;
 pub mod i2s;
 mod length_control;
 mod mutators;
+pub mod schedule;
 mod torc;
 
 pub use dictionary::{Dictionary, DictionaryError};
 pub use length_control::LengthControl;
 pub use mutators::{DEFAULT_DEPTH, Mutator, MutatorKind, Sequence};
+pub use schedule::{Mix, Schedule, Source};
 pub use torc::Torc;
 
 /// The generator behind every random choice: portable across platforms and

@@ -13,7 +13,7 @@ use rand::{RngExt, SeedableRng};
 
 use crate::cmp::Record;
 use crate::torc::Torc;
-use crate::{Dictionary, FuzzRng};
+use crate::{Dictionary, FuzzRng, Schedule};
 
 use words::{insert_word, pick};
 
@@ -159,6 +159,8 @@ pub struct Mutator {
     /// TORC: they join the auto-dictionary if the mutant finds coverage.
     tokens: Vec<Vec<u8>>,
     scratch: Vec<u8>,
+    /// Which byte mutators to draw (`--mutation-schedule`).
+    schedule: Schedule,
 }
 
 /// Words of one mutation sequence remembered for the auto-dictionary, at most.
@@ -176,7 +178,21 @@ impl Mutator {
             sequence: Sequence::new(),
             tokens: Vec::new(),
             scratch: Vec::new(),
+            schedule: Schedule::Uniform,
         }
+    }
+
+    /// The mutation schedule (see [`crate::schedule`]).
+    pub fn set_schedule(&mut self, schedule: Schedule) {
+        self.schedule = schedule;
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    pub fn schedule_mut(&mut self) -> &mut Schedule {
+        &mut self.schedule
     }
 
     /// The dictionary taken from the target's source (`SourceDict`).
@@ -246,7 +262,7 @@ impl Mutator {
         let steps = self.rng.random_range(1..=self.depth);
         for _ in 0..steps {
             for _ in 0..ATTEMPTS_PER_STEP {
-                let kind = MutatorKind::ALL[self.rng.random_range(0..MutatorKind::ALL.len())];
+                let kind = self.schedule.pick_kind(&mut self.rng);
                 if self.apply(kind, data, max_len, partner) {
                     self.sequence.push(kind);
                     break;

@@ -153,6 +153,11 @@ fn sample_history() -> CampaignHistory {
                 cov: (40.0 + 380.0 * growth) as usize,
                 ft: (120.0 + 2400.0 * growth) as usize,
                 execs_per_sec: 9000.0 + 700.0 * (i as f64 / 23.0).sin() - 1500.0 * growth,
+                mix: vec![
+                    ("bytes".into(), 0.6 - 0.2 * growth),
+                    ("dict".into(), 0.2 + 0.1 * growth),
+                    ("i2s".into(), 0.2 + 0.1 * growth),
+                ],
             }
         })
         .collect();

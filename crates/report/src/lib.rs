@@ -77,6 +77,10 @@ pub struct HistorySample {
     pub cov: usize,
     pub ft: usize,
     pub execs_per_sec: f64,
+    /// The learned mutation schedule's draw by group, shares summing to 1
+    /// (`bytes`, `dict`, `i2s`, `grammar`, `custom`); empty under the
+    /// uniform schedule.
+    pub mix: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

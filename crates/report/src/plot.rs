@@ -27,6 +27,15 @@ pub(crate) struct Plot {
     pub y_ticks: Vec<Tick>,
     pub restarts: Vec<Mark>,
     pub crashes: Vec<Mark>,
+    /// More lines, each named (the mutation mix's groups); their names
+    /// make the legend.
+    pub series: Vec<Series>,
+}
+
+/// A named line of a plot with several.
+pub(crate) struct Series {
+    pub name: String,
+    pub line: String,
 }
 
 /// An axis tick: its position along the axis, and its label.
@@ -87,10 +96,64 @@ pub(crate) fn plots(history: &CampaignHistory) -> Vec<Plot> {
         ("plot-ft", "Features", |s| s.ft as f64),
         ("plot-execs", "Executions per second", |s| s.execs_per_sec),
     ];
-    series
+    let mut plots: Vec<Plot> = series
         .iter()
         .map(|&(id, title, value)| plot(history, id, title, value))
-        .collect()
+        .collect();
+    if let Some(mix) = mix_plot(history) {
+        plots.push(mix);
+    }
+    plots
+}
+
+/// The learned mutation schedule's draw by group over time, in percent
+/// (docs/scheduling.md); none without it.
+fn mix_plot(history: &CampaignHistory) -> Option<Plot> {
+    let mut groups: Vec<String> = Vec::new();
+    for sample in &history.samples {
+        for (group, _) in &sample.mix {
+            if !groups.contains(group) {
+                groups.push(group.clone());
+            }
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let share = |sample: &HistorySample, group: &str| {
+        sample
+            .mix
+            .iter()
+            .find(|(g, _)| g == group)
+            .map_or(0.0, |(_, s)| s * 100.0)
+    };
+    // The frame (axes, ticks, marks) of a plot whose peak is 100 %.
+    let mut plot = plot(history, "plot-mix", "Mutation mix (% of the draw)", |_| {
+        100.0
+    });
+    plot.line = String::new();
+    plot.latest = String::new();
+    let x_max = x_extent(history);
+    let x = |t: f64| LEFT + (RIGHT - LEFT) * (t / x_max).clamp(0.0, 1.0);
+    let y = |v: f64| BOTTOM - (BOTTOM - TOP) * (v / 100.0).clamp(0.0, 1.0);
+    plot.series = groups
+        .into_iter()
+        .map(|group| {
+            let points: Vec<(u32, f64, f64)> = history
+                .samples
+                .iter()
+                .filter(|s| !s.mix.is_empty())
+                .map(|s| (s.session, x(s.elapsed), y(share(s, &group))))
+                .collect();
+            let last = history.samples.iter().rev().find(|s| !s.mix.is_empty());
+            let latest = last.map_or(0.0, |s| share(s, &group));
+            Series {
+                name: format!("{group} {latest:.0}%"),
+                line: path(&points),
+            }
+        })
+        .collect();
+    Some(plot)
 }
 
 fn plot(history: &CampaignHistory, id: &'static str, title: &'static str, value: Value) -> Plot {
@@ -165,6 +228,7 @@ fn plot(history: &CampaignHistory, id: &'static str, title: &'static str, value:
         y_ticks,
         restarts,
         crashes,
+        series: Vec::new(),
     }
 }
 
@@ -305,6 +369,7 @@ mod tests {
             cov,
             ft: cov * 3,
             execs_per_sec: 1000.0 + elapsed,
+            mix: Vec::new(),
         }
     }
 

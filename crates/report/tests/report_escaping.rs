@@ -173,6 +173,7 @@ fn campaign() -> CampaignHistory {
         cov,
         ft: cov * 4,
         execs_per_sec: 900.0,
+        mix: Vec::new(),
     };
     CampaignHistory {
         source: PathBuf::from("/work/corpus/.php-fuzz/<stats>.jsonl"),

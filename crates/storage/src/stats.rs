@@ -97,6 +97,11 @@ pub struct Sample {
     pub rss_mb: u64,
     /// Resident memory of the (last measured) harness process, MB.
     pub harness_rss_mb: u64,
+    /// The learned mutation schedule's draw by group (`bytes`, `dict`,
+    /// `i2s`, `grammar`, `custom`: shares summing to 1); absent under the
+    /// uniform schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<std::collections::BTreeMap<String, f64>>,
 }
 
 /// Where the previous sessions of a campaign left off.
@@ -219,6 +224,7 @@ mod tests {
                 crashes: 1,
                 rss_mb: 12,
                 harness_rss_mb: 30,
+                mix: None,
             }),
         }
     }

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use php_fuzz_mutate::Mutator;
+use php_fuzz_mutate::{Mutator, Source};
 
 use super::cmp::CmpFeedback;
 use super::custom::CustomMutation;
@@ -45,10 +45,17 @@ pub(super) fn build_batch(
     };
     let limit = state.length.limit();
     let slow_micros = shared.harness().timeout.as_micros() / SLOW_PARENT_SHARE_OF_TIMEOUT;
+    // Uniform: candidates take up to half the batch; learned: their share.
+    let candidate_slots = match mutator.schedule() {
+        schedule if schedule.is_learned() => ((size as f64 * schedule.odds(Source::InputToState))
+            .ceil() as usize)
+            .min(size.div_ceil(2)),
+        _ => size.div_ceil(2),
+    };
     let candidates = match cmp {
         Some(cmp) => cmp.fill_batch(
             scratch,
-            size.div_ceil(2),
+            candidate_slots,
             |id| state.corpus.get(id).data.len(),
             |parent_len| limit.max(parent_len).min(state.max_len),
             |id| {

@@ -58,6 +58,7 @@ pub(super) fn absorb(
             state
                 .features
                 .insert_all(features, &mut scratch.new_features);
+            scratch.new_feature_counts[index] = scratch.new_features.len() as u32;
             let mut unique = scratch.new_features.clone();
             unique.sort_unstable();
             let path = match file {

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser, ParsedInput, Sources};
-use php_fuzz_mutate::Mutator;
+use php_fuzz_mutate::{Mutator, Source};
 use rand::RngExt;
 
 use super::Shared;
@@ -171,7 +171,13 @@ impl GrammarWorker {
             return false;
         };
         let (numerator, denominator) = GRAMMAR_SHARE;
-        if !mutator.rng_mut().random_ratio(numerator, denominator) {
+        let grammar_turn = if mutator.schedule().is_learned() {
+            let odds = mutator.schedule().odds(Source::Grammar);
+            mutator.rng_mut().random_bool(odds.clamp(0.0, 1.0))
+        } else {
+            mutator.rng_mut().random_ratio(numerator, denominator)
+        };
+        if !grammar_turn {
             return false;
         }
         let index = parent.0 as usize;

@@ -103,7 +103,17 @@ pub(super) struct Scratch {
     token_ends: Vec<usize>,
     /// Judge the closeness of compared operands too (`--use-value-profile`).
     pub value_profile: bool,
+    /// Per input: the blocks its run executed (a known trace's as when it
+    /// was last sent in full): what the mutation schedule counts as cost.
+    pub run_blocks: Vec<u32>,
+    /// Per input: the features it added to the campaign (0 unless NEW).
+    pub new_feature_counts: Vec<u32>,
+    /// The blocks of recent traces, by their hash (direct-mapped).
+    trace_blocks: Vec<(u64, u32)>,
 }
+
+/// Slots of `Scratch::trace_blocks`.
+const TRACE_BLOCK_SLOTS: usize = 1 << 14;
 
 impl Scratch {
     pub fn new() -> Scratch {
@@ -131,6 +141,9 @@ impl Scratch {
             token_bytes: Vec::new(),
             token_ends: Vec::new(),
             value_profile: false,
+            run_blocks: Vec::new(),
+            new_feature_counts: Vec::new(),
+            trace_blocks: vec![(0, 0); TRACE_BLOCK_SLOTS],
         }
     }
 
@@ -150,6 +163,8 @@ impl Scratch {
         self.blocks = 0;
         self.token_bytes.clear();
         self.token_ends.clear();
+        self.run_blocks.clear();
+        self.new_feature_counts.clear();
     }
 
     /// Blocks the batch executed, as far as the harness reported them.
@@ -323,7 +338,11 @@ impl Scratch {
                 || (trace_hash != 0
                     && !self.origin.judge_known_trace(index)
                     && self.known_traces.contains(trace_hash)));
-        self.blocks += coverage.last.len() as u64 / 4;
+        let blocks = coverage.last.len() as u64 / 4;
+        self.blocks += blocks;
+        let run_blocks = self.blocks_of(trace_hash, repeat, blocks);
+        self.run_blocks.push(run_blocks);
+        self.new_feature_counts.push(0);
         self.run_features.clear();
         if let Some(crash) = crash {
             self.crashes.push((index, crash));
@@ -356,6 +375,21 @@ impl Scratch {
         self.known.push(known);
         self.fingerprints.push(fingerprint(&self.run_features));
         self.feature_ends.push(self.features.len());
+    }
+
+    /// The blocks a run executed: `blocks` if it sent its trace, else (a
+    /// repeat) those its trace had when it was sent, if still remembered.
+    fn blocks_of(&mut self, trace_hash: u64, repeat: bool, blocks: u64) -> u32 {
+        let blocks = u32::try_from(blocks).unwrap_or(u32::MAX);
+        if trace_hash == 0 {
+            return blocks;
+        }
+        let slot = &mut self.trace_blocks[(trace_hash as usize) & (TRACE_BLOCK_SLOTS - 1)];
+        if repeat {
+            return if slot.0 == trace_hash { slot.1 } else { blocks };
+        }
+        *slot = (trace_hash, blocks);
+        blocks
     }
 
     /// Where in `features` those of run `index` are (none if it crashed or

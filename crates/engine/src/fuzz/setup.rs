@@ -323,6 +323,7 @@ fn share(parts: Parts, feedbacks: Vec<Option<CmpFeedback>>) -> Campaign {
             last_status_runs: 0,
             new_units: 0,
             grammar: parts.grammar_corpus,
+            mix: None,
         }),
         harness: std::sync::RwLock::new(Arc::clone(&parts.harness)),
         confirmer: Mutex::new(None),

@@ -128,6 +128,13 @@ impl CampaignStats {
             crashes: numbers.crashes,
             rss_mb: own_rss_mb(),
             harness_rss_mb: shared.harness_rss.load(Ordering::Relaxed),
+            mix: numbers.mix.map(|mix| {
+                mix.groups()
+                    .into_iter()
+                    .filter(|(_, share)| *share > 0.0)
+                    .map(|(name, share)| (name.to_string(), (share * 1000.0).round() / 1000.0))
+                    .collect()
+            }),
         }
     }
 
@@ -163,6 +170,7 @@ pub(super) struct Numbers {
     corpus_entries: usize,
     corpus_bytes: usize,
     crashes: usize,
+    mix: Option<php_fuzz_mutate::Mix>,
 }
 
 impl Numbers {
@@ -173,6 +181,7 @@ impl Numbers {
             corpus_entries: state.corpus.len(),
             corpus_bytes: state.corpus.total_bytes(),
             crashes: state.crashes.known_count(),
+            mix: state.mix,
         }
     }
 }

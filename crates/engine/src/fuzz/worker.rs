@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use php_fuzz_harness::{Executor, ExecutorStats};
-use php_fuzz_mutate::Mutator;
+use php_fuzz_mutate::{Mutator, MutatorKind, Schedule, Source};
 use php_fuzz_storage::CorpusFile;
 
 use super::batch::build_batch;
@@ -17,11 +17,11 @@ use super::custom::CustomMutation;
 use super::feedback::absorb;
 use super::grammar::GrammarWorker;
 use super::monitor::monitor;
-use super::scratch::Scratch;
+use super::scratch::{Origin, Scratch};
 use super::seeds::run_seeds;
 use super::timeout::known_hangs;
 use super::{Shared, State, StopReason};
-use crate::EngineError;
+use crate::{EngineError, MutationSchedule};
 
 /// Starts the workers (worker 0 on `first`, which ran the seeds into
 /// `scratch`), runs the monitor until a limit is reached, and waits for
@@ -100,6 +100,13 @@ fn worker_loop(
         .seed
         .wrapping_add(worker.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut mutator = Mutator::new(seed, shared.dictionary.clone());
+    if shared.options.mutation_schedule == MutationSchedule::Learned {
+        let mut schedule = Schedule::learned();
+        schedule.set_available(Source::InputToState, cmp.is_some());
+        schedule.set_available(Source::Grammar, shared.grammar.is_some());
+        schedule.set_available(Source::Custom, shared.custom.is_some());
+        mutator.set_schedule(schedule);
+    }
     let mut grammar = GrammarWorker::new(shared.grammar.as_ref());
     let mut custom = shared
         .custom
@@ -138,6 +145,7 @@ fn worker_loop(
             if in_flight {
                 finish_and_collect(shared, &mut executor, &mut current)?;
                 absorb(shared, &mut shared.lock(), &mut current)?;
+                learn_schedule(shared, &mut mutator, &current);
                 confirm_saved_crashes(shared, &mut current)?;
                 grammar.learn(shared, &mut current);
                 if let Some(cmp) = cmp.as_mut() {
@@ -161,6 +169,37 @@ fn worker_loop(
         }
     };
     end_worker(shared, executor, cmp, result);
+}
+
+/// Credits the mutation schedule with what each mutant of the batch found
+/// and cost (docs/scheduling.md); a no-op under the uniform schedule.
+fn learn_schedule(shared: &Shared, mutator: &mut Mutator, scratch: &Scratch) {
+    let Origin::Mutants(mutants) = &scratch.origin else {
+        return;
+    };
+    let schedule = mutator.schedule_mut();
+    if !schedule.is_learned() {
+        return;
+    }
+    for (index, mutant) in mutants.iter().enumerate() {
+        let kinds = mutant
+            .sequence
+            .bytes
+            .as_ref()
+            .map_or(&[][..], |s| s.kinds());
+        let (source, kinds) = match kinds.first() {
+            Some(MutatorKind::InputToState) => (Some(Source::InputToState), &[][..]),
+            Some(MutatorKind::Custom | MutatorKind::CustomCrossOver) => {
+                (Some(Source::Custom), &[][..])
+            }
+            _ if mutant.sequence.grammar.is_some() => (Some(Source::Grammar), kinds),
+            _ => (None, kinds),
+        };
+        let found = scratch.new_feature_counts[index] as usize;
+        schedule.credit(kinds, source, found, u64::from(scratch.run_blocks[index]));
+    }
+    schedule.update();
+    shared.lock().mix = schedule.mix();
 }
 
 /// Runs the entries other php-fuzz processes wrote, found by --reload.

@@ -91,6 +91,9 @@ impl fmt::Display for StatusLine {
         if let Some(words) = self.dictionary {
             write!(f, " dict: {words}")?;
         }
+        if let Some(mix) = self.mix {
+            write!(f, " {mix}")?;
+        }
         if let Some((len, sequence)) = self.input {
             write!(f, " L: {len}/{} MS: {sequence}", self.len_limit)?;
         }
