@@ -308,21 +308,21 @@ impl Learned {
         let prior_cost = PRIOR_RUNS * (self.total_cost / runs).max(RUN_OVERHEAD_BLOCKS as f64);
         let average_rate = (self.total_credit + 1.0) / (self.total_cost + prior_cost);
         let prior_credit = prior_cost * average_rate;
-        let mut rates = [0.0; ARMS];
-        for arm in 0..ARMS {
-            if self.available[arm] {
-                let rate = (self.credit[arm] + prior_credit) / (self.cost[arm] + prior_cost);
-                rates[arm] = scale(arm) * rate;
+        let rates: [f64; ARMS] = std::array::from_fn(|arm| {
+            if !self.available[arm] {
+                return 0.0;
             }
-        }
+            let rate = (self.credit[arm] + prior_credit) / (self.cost[arm] + prior_cost);
+            scale(arm) * rate
+        });
         let total: f64 = rates.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-        for arm in 0..ARMS {
-            self.weights[arm] = if self.available[arm] {
+        self.weights = std::array::from_fn(|arm| {
+            if self.available[arm] {
                 FLOOR / available + (1.0 - FLOOR) * rates[arm] / total
             } else {
                 0.0
-            };
-        }
+            }
+        });
         let mut sum = 0.0;
         for (cumulative, weight) in self.cumulative.iter_mut().zip(&self.weights) {
             sum += weight;
