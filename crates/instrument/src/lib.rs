@@ -8,6 +8,7 @@ mod analyze;
 mod grammar;
 mod ids;
 mod lexical;
+mod newer_syntax;
 mod parse;
 mod render;
 mod stub;

@@ -28,7 +28,19 @@ const MAX_HALT_CANDIDATES: usize = 4;
 const PARSE_PAST_ERROR_BYTES: usize = 256 * 1024;
 
 /// Parses `source`; on failure, the 1-based line of the first error.
+///
+/// A file tree-sitter-php cannot parse is tried once more with stand-ins
+/// for the PHP 8.5 forms it does not know (see `newer_syntax`); the tree
+/// then describes the original's bytes as well.
 pub(crate) fn parse(source: &[u8]) -> Result<Parsed, u32> {
+    parse_as_written(source).or_else(|first_error| {
+        crate::newer_syntax::stand_ins(source)
+            .and_then(|copy| parse_as_written(&copy).ok())
+            .ok_or(first_error)
+    })
+}
+
+fn parse_as_written(source: &[u8]) -> Result<Parsed, u32> {
     let tree = match parse_bytes(source) {
         Parse::Tree(tree) => tree,
         Parse::Failed => return Err(1),

@@ -227,9 +227,7 @@ impl<'s> Analyzer<'s> {
             NodeKind::FunctionDefinition => self.body_entry(node, BlockKind::FunctionEntry, depth),
             NodeKind::MethodDeclaration => self.body_entry(node, BlockKind::MethodEntry, depth),
             NodeKind::AnonymousFunction => self.body_entry(node, BlockKind::ClosureEntry, depth),
-            // Only `{ … }` hook bodies: an arrow-style `get => expr;` hook has
-            // no statement to count and is left as it is.
-            NodeKind::PropertyHook => self.body_entry(node, BlockKind::PropertyHook, depth),
+            NodeKind::PropertyHook => self.property_hook(node, depth),
             NodeKind::ArrowFunction => self.arrow_function(node, depth),
             NodeKind::IfStatement => self.if_statement(node, depth),
             NodeKind::WhileStatement | NodeKind::ForeachStatement => {
