@@ -8,6 +8,7 @@ instrumentation for every configuration, so none measures itself), the time
 to each distinct finding, and exec/s.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -202,8 +203,16 @@ STATUS_LINE = re.compile(r"^(NEW|REDUCE)\s+run: (\d+) \(\s*\d+/s\), ft: (\d+) .*
 
 
 def php_fuzzer_settings(php_fuzzer: Path) -> str:
-    """The configuration's 'flags' in the report, and part of what --resume compares."""
-    return f"nikic/php-fuzzer in {php_fuzzer}"
+    """The configuration's 'flags' in the report, and part of what --resume compares.
+
+    Names the reference fuzzer by a digest of its code (bin/ and src/), not
+    by the folder it sits in on this machine, so a published report holds
+    no local path and a resumed run still sees a changed fuzzer."""
+    digest = hashlib.sha256()
+    for file in sorted([*php_fuzzer.glob("bin/*"), *php_fuzzer.glob("src/**/*.php")]):
+        if file.is_file():
+            digest.update(file.relative_to(php_fuzzer).as_posix().encode() + b"\0" + file.read_bytes())
+    return f"nikic/php-fuzzer (--php-fuzzer DIR; bin/ and src/ sha256 {digest.hexdigest()[:12]})"
 
 
 def run_php_fuzzer_campaign(php_fuzzer: Path, binary: Path, target: Path, trial: int, seconds: float,
