@@ -304,3 +304,38 @@ fn libfuzzers_dedup_token_names_the_signatures_frames() {
         run.all()
     );
 }
+
+/// A finding's hits reach its report while the campaign runs (every 2 s),
+/// not only at its end: a campaign killed with SIGKILL keeps them.
+#[test]
+fn hit_counts_reach_the_report_during_the_campaign() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture("hostile/engine_always_throws.php");
+    let mut child = std::process::Command::new(common::bin())
+        .args(["fuzz", target.to_str().unwrap(), "corpus", "-q"])
+        .args(["--max-time", "120"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let hits_on_disk = || {
+        artifacts(dir.path(), "crash-")
+            .first()
+            .and_then(|a| fs::read_to_string(a.with_extension("json")).ok())
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|report| report["hits"].as_u64())
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while hits_on_disk() < 100 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL: no end of campaign writes them
+    child.wait().unwrap();
+    let hits = hits_on_disk();
+    assert!(
+        hits >= 100,
+        "the report says {hits} hits after 60 s of a crash on every input"
+    );
+}

@@ -383,7 +383,8 @@ impl Executor {
         let Some(process) = &self.process else {
             return;
         };
-        let rss = process.rss_mb();
+        let rss_kb = process.rss_kb();
+        let rss = rss_kb >> 10;
         self.note_rss(rss);
         if rss > self.config.rss_limit_mb / 2 {
             self.stats.memory_restarts += 1;
@@ -524,7 +525,7 @@ impl Executor {
             &self.config,
             process.info.signals,
             Instant::now(),
-            self.baseline_rss,
+            self.baseline_rss << 10,
         )
         .streaming(streaming)
         .stuck_limit(self.stuck_limit());
@@ -716,7 +717,8 @@ impl Executor {
         watch: &mut Watch,
     ) -> Option<Interrupted> {
         let limit_mb = self.config.rss_limit_mb;
-        let rss = process.rss_mb();
+        let rss_kb = process.rss_kb();
+        let rss = rss_kb >> 10;
         self.note_rss(rss);
         // PHP's memory_limit (the same number) counts only its own
         // heap and reports where it ran out; the process as a whole
@@ -733,7 +735,7 @@ impl Executor {
             )));
         }
         let now = Instant::now();
-        let actions = watch.poll(now, rss, process.cpu_ms());
+        let actions = watch.poll(now, rss_kb, process.cpu_ms());
         if actions.progress {
             process.signal(Signal::USR1);
         }

@@ -20,9 +20,9 @@ pub fn own_peak_rss_mb() -> u64 {
         .unwrap_or(0)
 }
 
-/// Resident memory of process `pid`, in MiB.
-pub(crate) fn rss_mb(pid: Pid) -> Option<u64> {
-    resident_mb(&format!("/proc/{}/statm", pid.as_raw_nonzero()))
+/// Resident memory of process `pid`, in KiB.
+pub(crate) fn rss_kb(pid: Pid) -> Option<u64> {
+    resident_kb(&format!("/proc/{}/statm", pid.as_raw_nonzero()))
 }
 
 /// CPU time process `pid` has used (user and system), in milliseconds.
@@ -38,11 +38,15 @@ pub(crate) fn cpu_ms(pid: Pid) -> Option<u64> {
     Some((utime + stime) * 1000 / ticks_per_second)
 }
 
-/// The second field of a `statm` file counts resident pages.
 fn resident_mb(statm: &str) -> Option<u64> {
+    resident_kb(statm).map(|kb| kb >> 10)
+}
+
+/// The second field of a `statm` file counts resident pages.
+fn resident_kb(statm: &str) -> Option<u64> {
     let statm = std::fs::read_to_string(statm).ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * rustix::param::page_size() as u64 / (1024 * 1024))
+    Some(pages * rustix::param::page_size() as u64 / 1024)
 }
 
 #[cfg(test)]
@@ -53,7 +57,7 @@ mod tests {
     fn memory_in_use_counts_in_the_own_rss() {
         let held = std::hint::black_box(vec![1u8; 64 << 20]);
         let own = own_rss_mb();
-        let by_pid = rss_mb(rustix::process::getpid()).unwrap();
+        let by_pid = rss_kb(rustix::process::getpid()).unwrap() >> 10;
         assert!(own >= 64 && by_pid >= 64, "{own} MiB, {by_pid} MiB");
         assert!(own_peak_rss_mb() >= 64);
         drop(held);

@@ -661,7 +661,12 @@ impl HarnessProcess {
 
     /// Resident memory of the harness, in MiB.
     pub(crate) fn rss_mb(&self) -> u64 {
-        crate::memory::rss_mb(self.pid).unwrap_or(0)
+        self.rss_kb() >> 10
+    }
+
+    /// The harness's resident memory in KiB (0 where /proc cannot tell).
+    pub(crate) fn rss_kb(&self) -> u64 {
+        crate::memory::rss_kb(self.pid).unwrap_or(0)
     }
 
     /// The CPU time the harness has used, in ms (0 where /proc cannot tell).

@@ -38,7 +38,9 @@ const MAX_OOM_WAIT: u32 = 5;
 /// A run that grew more than this since its silence began, or that grows
 /// fast enough to reach the memory limit within a timeout, is not asked
 /// where it is stuck: it may be running out of memory.
-const STUCK_GROWTH_MB: u64 = 8;
+const STUCK_GROWTH_KB: u64 = 8 << 10;
+/// Growth below this (a few pages) is noise, not a rate to project.
+const STUCK_NOISE_KB: u64 = 64;
 
 /// What to do after one poll slice of silence.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -72,21 +74,22 @@ pub(crate) struct Watch {
     /// The harness's CPU time (ms) when the stage began.
     stage_cpu_ms: u64,
     limit_mb: u64,
-    /// The harness's memory when the watch began (the Run was sent).
+    /// The harness's memory when the watch began (the Run was sent), in MiB.
     start_mb: u64,
     /// Memory samples of the last `GROWTH_WINDOW` or so, oldest first.
     samples: std::collections::VecDeque<(Instant, u64, u64)>,
     running_out: bool,
     /// The known-hang limit, if armed: a busy run past it is asked where it is.
     stuck: Option<Duration>,
-    /// The harness's (time, CPU ms, RSS MB) at the first poll of this silence.
+    /// The harness's (time, CPU ms, RSS KiB) at the first poll of this silence.
     busy_from: Option<(Instant, u64, u64)>,
     /// This silence's run was asked where it is.
     asked_stuck: bool,
 }
 
 impl Watch {
-    pub(crate) fn new(config: &HarnessConfig, signals: bool, now: Instant, rss_mb: u64) -> Watch {
+    /// `rss_kb`: the harness's resident memory now, in KiB.
+    pub(crate) fn new(config: &HarnessConfig, signals: bool, now: Instant, rss_kb: u64) -> Watch {
         Watch {
             timeout: config.timeout,
             flush: config.flush_interval,
@@ -97,7 +100,7 @@ impl Watch {
             stage_at: now,
             stage_cpu_ms: 0,
             limit_mb: config.rss_limit_mb,
-            start_mb: rss_mb,
+            start_mb: rss_kb >> 10,
             samples: std::collections::VecDeque::new(),
             running_out: false,
             stuck: None,
@@ -151,20 +154,22 @@ impl Watch {
     /// busy (a quarter of a core or more: a loaded machine gives a spinning
     /// run less than a whole one), and not growing (an out-of-memory on its
     /// way, in the function of a known hang say, is left to the memory watch).
-    fn stuck_due(&mut self, now: Instant, cpu_ms: u64, rss_mb: u64) -> bool {
+    /// Memory is counted in KiB (pages), so that a slow out-of-memory,
+    /// a megabyte or two into its run when the limit comes, is seen.
+    fn stuck_due(&mut self, now: Instant, cpu_ms: u64, rss_kb: u64) -> bool {
         let Some(limit) = self.stuck else {
             return false;
         };
-        let (from, from_cpu, from_mb) = *self.busy_from.get_or_insert((now, cpu_ms, rss_mb));
+        let (from, from_cpu, from_kb) = *self.busy_from.get_or_insert((now, cpu_ms, rss_kb));
         let wall_ms = now.saturating_duration_since(from).as_millis() as u64;
         let busy = wall_ms >= 20 && cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
-        let grown = rss_mb.saturating_sub(from_mb);
+        let grown = rss_kb.saturating_sub(from_kb);
         let reaches_limit = || {
-            let rate_mb_per_ms = grown as f64 / wall_ms.max(1) as f64;
-            rate_mb_per_ms * self.timeout.as_millis() as f64
-                >= self.limit_mb.saturating_sub(rss_mb) as f64
+            let rate_kb_per_ms = grown as f64 / wall_ms.max(1) as f64;
+            rate_kb_per_ms * self.timeout.as_millis() as f64
+                >= (self.limit_mb << 10).saturating_sub(rss_kb) as f64
         };
-        let growing = grown > STUCK_GROWTH_MB || (grown >= 2 && reaches_limit());
+        let growing = grown > STUCK_GROWTH_KB || (grown >= STUCK_NOISE_KB && reaches_limit());
         !self.asked_stuck && busy && !growing && self.silence(now) >= limit + self.flush
     }
 
@@ -223,11 +228,11 @@ impl Watch {
         self.running_out
     }
 
-    /// One poll slice of silence: `rss_mb` and `cpu_ms` are the harness's
-    /// memory and CPU time so far.
-    pub(crate) fn poll(&mut self, now: Instant, rss_mb: u64, cpu_ms: u64) -> Actions {
+    /// One poll slice of silence: `rss_kb` and `cpu_ms` are the harness's
+    /// memory (KiB) and CPU time so far.
+    pub(crate) fn poll(&mut self, now: Instant, rss_kb: u64, cpu_ms: u64) -> Actions {
         let mut actions = Actions::default();
-        let running_out = self.running_out_of_memory(now, rss_mb, cpu_ms);
+        let running_out = self.running_out_of_memory(now, rss_kb >> 10, cpu_ms);
         // A run that behaves gets no signal: its trace is bounded by its
         // own counters (FuzzingContext::drain), not by asking for it.
         actions.progress = self.streaming;
@@ -235,7 +240,7 @@ impl Watch {
         // longer than timeout + flush means the current run is past the timeout.
         let overdue = self.silence(now) >= self.timeout + self.flush;
         let stuck =
-            self.stage == Stage::Quiet && !running_out && self.stuck_due(now, cpu_ms, rss_mb);
+            self.stage == Stage::Quiet && !running_out && self.stuck_due(now, cpu_ms, rss_kb);
         match self.stage {
             Stage::Quiet if overdue && !running_out => {
                 if self.signals {
@@ -292,6 +297,11 @@ mod tests {
         config
     }
 
+    /// `n` MiB in KiB, the unit the watch takes.
+    fn mb(n: u64) -> u64 {
+        n << 10
+    }
+
     fn at(start: Instant, ms: u64) -> Instant {
         start + Duration::from_millis(ms)
     }
@@ -299,10 +309,10 @@ mod tests {
     #[test]
     fn a_run_within_the_timeout_sees_no_signal() {
         let start = Instant::now();
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         for ms in (50..1100).step_by(50) {
             assert_eq!(
-                watch.poll(at(start, ms), 50, ms),
+                watch.poll(at(start, ms), mb(50), ms),
                 Actions::default(),
                 "{ms} ms"
             );
@@ -313,10 +323,10 @@ mod tests {
     #[test]
     fn an_overrun_is_alarmed_then_profiled_twice_then_killed() {
         let start = Instant::now();
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         let steps: Vec<_> = (1000..2200)
             .step_by(50)
-            .map(|ms| (ms, watch.poll(at(start, ms), 40, ms)))
+            .map(|ms| (ms, watch.poll(at(start, ms), mb(40), ms)))
             .filter(|(_, a)| *a != Actions::default())
             .collect();
         assert_eq!(
@@ -347,20 +357,20 @@ mod tests {
         // On a loaded machine: the harness had no CPU since the alarm, so it
         // has had no chance to answer. The clock alone moves it on, later.
         let start = Instant::now();
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         let steps: Vec<_> = (1000..5650)
             .step_by(50)
-            .map(|ms| (ms, watch.poll(at(start, ms), 40, 0)))
+            .map(|ms| (ms, watch.poll(at(start, ms), mb(40), 0)))
             .filter(|(_, a)| a.signal == Some(Signal::PROF) || a.kill)
             .map(|s| s.0)
             .collect();
         assert_eq!(steps, vec![2600, 4100, 5600], "two SIGPROFs, then SIGKILL");
         // A harness that runs gets its grace in CPU time: 80 ms of it.
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         let cpu = |ms: u64| 5000 + ms.saturating_sub(1100) / 4;
         let prof = (1000..6000)
             .step_by(50)
-            .find(|&ms| watch.poll(at(start, ms), 40, cpu(ms)).signal == Some(Signal::PROF));
+            .find(|&ms| watch.poll(at(start, ms), mb(40), cpu(ms)).signal == Some(Signal::PROF));
         assert_eq!(
             prof,
             Some(1450),
@@ -375,40 +385,45 @@ mod tests {
         let alarms = |watch: &mut Watch, cpu: &dyn Fn(u64) -> u64| -> Vec<u64> {
             (50..1100)
                 .step_by(50)
-                .filter(|&ms| watch.poll(at(start, ms), 40, cpu(ms)).signal.is_some())
+                .filter(|&ms| watch.poll(at(start, ms), mb(40), cpu(ms)).signal.is_some())
                 .collect()
         };
         // Busy: asked once past limit + flush (300 ms), then nothing until the timeout.
-        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
+        let mut watch = Watch::new(&config(), true, start, mb(40)).stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|ms| ms), vec![300]);
         // Asleep (no CPU): never asked.
-        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
+        let mut watch = Watch::new(&config(), true, start, mb(40)).stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|_| 7), Vec::<u64>::new());
         // Growing by 100 MB/s: over 8 MB since its first poll when due, not asked.
-        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
+        let mut watch = Watch::new(&config(), true, start, mb(40)).stuck_limit(limit);
         let grown: Vec<u64> = (50..1100)
             .step_by(50)
-            .filter(|&ms| watch.poll(at(start, ms), 40 + ms / 10, ms).signal.is_some())
+            .filter(|&ms| {
+                watch
+                    .poll(at(start, ms), mb(40 + ms / 10), ms)
+                    .signal
+                    .is_some()
+            })
             .collect();
         assert_eq!(grown, Vec::<u64>::new());
         // A frame starts a new silence: the next run may be asked again.
-        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
-        watch.poll(at(start, 300), 40, 300);
+        let mut watch = Watch::new(&config(), true, start, mb(40)).stuck_limit(limit);
+        watch.poll(at(start, 300), mb(40), 300);
         watch.heard(at(start, 320));
         let again = (350..800)
             .step_by(50)
-            .find(|&ms| watch.poll(at(start, ms), 40, ms).signal.is_some());
+            .find(|&ms| watch.poll(at(start, ms), mb(40), ms).signal.is_some());
         assert_eq!(again, Some(650));
         // The answer's flushed outcomes do not delay the timeout: it counts
         // from the run's start (here 0), and the run is not asked again.
-        let mut watch = Watch::new(&config(), true, start, 40).stuck_limit(limit);
-        assert!(watch.poll(at(start, 250), 40, 250).signal.is_none());
-        assert!(watch.poll(at(start, 300), 40, 300).signal.is_some());
+        let mut watch = Watch::new(&config(), true, start, mb(40)).stuck_limit(limit);
+        assert!(watch.poll(at(start, 250), mb(40), 250).signal.is_none());
+        assert!(watch.poll(at(start, 300), mb(40), 300).signal.is_some());
         watch.heard(at(start, 305));
         watch.asked_stuck(at(start, 306), Duration::from_millis(306));
         let steps: Vec<u64> = (350..1200)
             .step_by(50)
-            .filter(|&ms| watch.poll(at(start, ms), 40, ms).signal.is_some())
+            .filter(|&ms| watch.poll(at(start, ms), mb(40), ms).signal.is_some())
             .collect();
         assert_eq!(
             steps,
@@ -416,9 +431,9 @@ mod tests {
             "the timeout's SIGALRM, from the run's start"
         );
         // Not armed without pcntl, nor for streaming runs.
-        let mut watch = Watch::new(&config(), false, start, 40).stuck_limit(limit);
+        let mut watch = Watch::new(&config(), false, start, mb(40)).stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|ms| ms), Vec::<u64>::new());
-        let mut watch = Watch::new(&config(), true, start, 40)
+        let mut watch = Watch::new(&config(), true, start, mb(40))
             .streaming(true)
             .stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|ms| ms), Vec::<u64>::new());
@@ -427,13 +442,13 @@ mod tests {
     #[test]
     fn without_pcntl_the_timeout_starts_with_sigprof_and_growth_asks_nothing() {
         let start = Instant::now();
-        let mut watch = Watch::new(&config(), false, start, 40);
+        let mut watch = Watch::new(&config(), false, start, mb(40));
         assert!(
-            !watch.poll(at(start, 50), 900, 50).progress,
+            !watch.poll(at(start, 50), mb(900), 50).progress,
             "SIGUSR1 would kill it"
         );
         assert_eq!(
-            watch.poll(at(start, 1100), 900, 1100).signal,
+            watch.poll(at(start, 1100), mb(900), 1100).signal,
             Some(Signal::PROF)
         );
     }
@@ -443,33 +458,33 @@ mod tests {
         // 1024 MB limit, 1 s timeout: at 1100 ms the run holds 700 MB and
         // grows 400 MB/s, so it runs out within another timeout: no alarm.
         let start = Instant::now();
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         let rss = |ms: u64| 40 + ms * 6 / 10;
         let alarm = (50..2000)
             .step_by(50)
-            .find(|&ms| watch.poll(at(start, ms), rss(ms), ms).signal.is_some());
+            .find(|&ms| watch.poll(at(start, ms), mb(rss(ms)), ms).signal.is_some());
         assert_eq!(alarm, None, "left to reach the limit");
         // Growth that stops is a hang again.
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         let flat = |ms: u64| 40 + ms.min(1000) * 6 / 10;
         let alarm = (50..2000)
             .step_by(50)
-            .find(|&ms| watch.poll(at(start, ms), flat(ms), ms).signal.is_some());
+            .find(|&ms| watch.poll(at(start, ms), mb(flat(ms)), ms).signal.is_some());
         assert_eq!(alarm, Some(1150), "alarmed once the growth slows");
         // A hang whose trace grows a little is alarmed on time.
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         let slow = |ms: u64| 40 + ms / 20;
         let alarm = (50..2000)
             .step_by(50)
-            .find(|&ms| watch.poll(at(start, ms), slow(ms), ms).signal.is_some());
+            .find(|&ms| watch.poll(at(start, ms), mb(slow(ms)), ms).signal.is_some());
         assert_eq!(alarm, Some(1100));
         // On a loaded machine: a quarter of a core, 300 MB/s by the clock,
         // 1.2 GB per second of its CPU: it runs out within a timeout of CPU.
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         let loaded = |ms: u64| 40 + ms * 3 / 10;
         let alarm = (50..4000).step_by(50).find(|&ms| {
             watch
-                .poll(at(start, ms), loaded(ms), ms / 4)
+                .poll(at(start, ms), mb(loaded(ms)), ms / 4)
                 .signal
                 .is_some()
         });
@@ -479,16 +494,16 @@ mod tests {
     #[test]
     fn a_growing_run_gets_no_signal_and_a_streaming_one_is_asked_at_every_poll() {
         let start = Instant::now();
-        let mut watch = Watch::new(&config(), true, start, 40);
+        let mut watch = Watch::new(&config(), true, start, mb(40));
         for ms in (50..1000).step_by(50) {
             assert_eq!(
-                watch.poll(at(start, ms), 40 + ms, ms),
+                watch.poll(at(start, ms), mb(40 + ms), ms),
                 Actions::default(),
                 "{ms} ms: growing by 1 MB per ms, within the timeout"
             );
         }
-        let mut watch = Watch::new(&config(), true, start, 40).streaming(true);
-        assert!(watch.poll(at(start, 50), 40, 50).progress);
-        assert!(watch.poll(at(start, 100), 40, 100).progress);
+        let mut watch = Watch::new(&config(), true, start, mb(40)).streaming(true);
+        assert!(watch.poll(at(start, 50), mb(40), 50).progress);
+        assert!(watch.poll(at(start, 100), mb(40), 100).progress);
     }
 }

@@ -378,6 +378,26 @@ fn exit_in_destructors_and_error_handlers_is_an_exit_finding() {
 }
 
 #[test]
+fn a_slow_out_of_memory_in_a_known_hangs_loop_stays_an_out_of_memory() {
+    // 'm' grows 15 MB/s in alpha(), a known hang: under 2 MB when the
+    // 100 ms limit comes, yet out of its 64 MB within the 8 s timeout.
+    let mut ex = hostile("known_hangs.php", |c| {
+        c.timeout = Duration::from_secs(8);
+        c.rss_limit_mb = 64;
+    });
+    ex.stop_known_hangs(
+        Duration::from_millis(100),
+        std::sync::Arc::new(|crash: &Crash| {
+            crash.kind == CrashKind::Timeout && function(crash) == "alpha()"
+        }),
+    );
+    let results = run(&mut ex, &[b"m"]);
+    let oom = crash_of(&results, 0);
+    assert_eq!(oom.kind, CrashKind::OutOfMemory, "{oom:?}");
+    assert_eq!(ex.stats().known_hang_stops, 0);
+}
+
+#[test]
 fn a_run_stuck_where_a_known_hang_was_is_stopped_at_the_known_hang_limit() {
     // alpha() is a known hang; beta() is not. Timeout 4 s, limit 100 ms.
     let mut ex = hostile("known_hangs.php", |c| {

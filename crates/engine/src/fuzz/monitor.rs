@@ -1,6 +1,6 @@
 //! The monitor thread: it watches the limits, picks up entries for
-//! --reload, prints a pulse line while nothing else happens and samples the
-//! statistics.
+//! --reload, prints a pulse line while nothing else happens, samples the
+//! statistics and writes the findings' hit counts to their reports.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -11,12 +11,17 @@ use super::{Shared, StopReason};
 use crate::output::Event;
 
 const PULSE_EVERY: Duration = Duration::from_secs(3);
+/// How often the hits of known findings reach their reports on disk: a
+/// campaign killed with SIGKILL loses at most this much of them.
+const HITS_EVERY: Duration = Duration::from_secs(2);
 
 /// Watches the limits and prints a pulse line while nothing else happens.
 pub(super) fn monitor(shared: &Shared) {
     let mut last_pulse = Instant::now();
     let mut last_reload = Instant::now();
     let mut last_sample = Instant::now();
+    let mut last_hits = Instant::now();
+    let mut hits_failed = false;
     loop {
         std::thread::sleep(Duration::from_millis(50));
         let mut state = shared.lock();
@@ -47,6 +52,17 @@ pub(super) fn monitor(shared: &Shared) {
                     pending.extend(loaded.files);
                 }
                 Err(err) => shared.out.line(&format!("WARNING: --reload: {err}")),
+            }
+        }
+        if last_hits.elapsed() >= HITS_EVERY {
+            last_hits = Instant::now();
+            // Said once: the end of the campaign tries again, and says why.
+            if let Err(err) = state.crashes.flush_hits()
+                && !std::mem::replace(&mut hits_failed, true)
+            {
+                shared.out.line(&format!(
+                    "WARNING: cannot update the hit counts of the crash reports: {err}"
+                ));
             }
         }
         if last_pulse.elapsed() >= PULSE_EVERY && state.last_status.elapsed() >= PULSE_EVERY {
