@@ -25,7 +25,7 @@ require __DIR__ . '/Harness.php';
 require __DIR__ . '/ForkServer.php';
 require __DIR__ . '/FatalStack.php';
 require __DIR__ . '/CustomMutation.php';
-foreach (['FuzzTest', 'Fuzzing', 'FuzzMethod', 'Replay', 'Bootstrap', 'FuzzTarget'] as $class) {
+foreach (['FuzzTest', 'Fuzzing', 'FuzzMethod', 'Replay', 'Bootstrap', 'HookMethods', 'FuzzTarget'] as $class) {
     require __DIR__ . '/PHPUnit/' . $class . '.php';
 }
 

@@ -6,7 +6,7 @@
 
 require __DIR__ . '/FuzzedDataProvider.php';
 require __DIR__ . '/Config.php';
-foreach (['FuzzTest', 'Fuzzing', 'FuzzMethod', 'Replay', 'Bootstrap', 'FuzzTarget'] as $class) {
+foreach (['FuzzTest', 'Fuzzing', 'FuzzMethod', 'Replay', 'Bootstrap', 'HookMethods', 'FuzzTarget'] as $class) {
     require __DIR__ . '/PHPUnit/' . $class . '.php';
 }
 

@@ -62,6 +62,10 @@ const FILES: &[(&str, &str)] = &[
         runtime_file!("src/PHPUnit/Bootstrap.php"),
     ),
     (
+        "PHPUnit/HookMethods.php",
+        runtime_file!("src/PHPUnit/HookMethods.php"),
+    ),
+    (
         "PHPUnit/FuzzTarget.php",
         runtime_file!("src/PHPUnit/FuzzTarget.php"),
     ),

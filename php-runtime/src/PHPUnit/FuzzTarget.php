@@ -53,8 +53,9 @@ final class FuzzTarget
 
     /**
      * Sets $config up to fuzz $class::$method: the bootstrap, the test file,
-     * the method's options, and a target that runs setUp() and tearDown()
-     * around every input (or once, with setUpOnce).
+     * the method's options, and a target that runs the test's hook methods
+     * (setUp(), @before, tearDown(), @after, …) around every input (or once,
+     * with setUpOnce).
      *
      * @param list<string> $frameworkFolders never instrumented
      */
@@ -82,36 +83,104 @@ final class FuzzTarget
         $config->setTarget(self::target($class, $fuzz));
     }
 
+    /**
+     * The hook methods run as phpunit runs them (HookMethods): the class's
+     * now, once per process; the test's around every input, or once with
+     * setUpOnce; the last ones when this process ends (untilExit()).
+     */
     private static function target(string $class, FuzzMethod $fuzz): \Closure
     {
+        $hooks = HookMethods::of($class);
         $test = new $class($fuzz->name);
-        $class::setUpBeforeClass();
-        $setUp = \Closure::bind(function (): void {
-            $this->setUp();
-        }, $test, $class);
-        $tearDown = \Closure::bind(function (): void {
-            $this->tearDown();
-        }, $test, $class);
-        $name = $fuzz->name;
-        $call = static function (string $input) use ($test, $fuzz, $name): void {
-            try {
-                $test->{$name}($fuzz->argument($input));
-            } catch (SkippedTest | IncompleteTest $skipped) {
-                // markTestSkipped(): this input does not apply.
-            }
+        $call = HookMethods::caller($test);
+        $call($hooks->get('beforeClass'));
+        [$pre, $post, $name] = [$hooks->get('preCondition'), $hooks->get('postCondition'), $fuzz->name];
+        $body = static function (string $input) use ($test, $fuzz, $name, $call, $pre, $post): void {
+            $call($pre);
+            $test->{$name}($fuzz->argument($input));
+            $call($post);
         };
-        if ($fuzz->options->setUpOnce) {
-            $setUp();
+        if (!$fuzz->options->setUpOnce) {
+            [$before, $after] = [$hooks->get('before'), $hooks->get('after')];
 
-            return $call;
+            return self::untilExit(
+                static fn (string $input) => self::runTest($input, $body, $call, $before, $after),
+                $call,
+                [$hooks->get('afterClass')],
+            );
         }
+        $target = self::untilExit(
+            static fn (string $input) => self::runTest($input, $body, $call, [], []),
+            $call,
+            [$hooks->get('after'), $hooks->get('afterClass')],
+        );
+        $call($hooks->get('before'));
 
-        return static function (string $input) use ($call, $setUp, $tearDown): void {
-            $setUp();
+        return $target;
+    }
+
+    /**
+     * One input as PHPUnit's TestCase::runBare() runs one test: the after
+     * hooks run whatever happened before, and the first exception wins. A
+     * skip (markTestSkipped()) means this input does not apply.
+     *
+     * @param \Closure(list<string>): void $call
+     * @param list<string> $before
+     * @param list<string> $after
+     */
+    private static function runTest(string $input, \Closure $body, \Closure $call, array $before, array $after): void
+    {
+        $thrown = null;
+        try {
+            $call($before);
+            $body($input);
+        } catch (SkippedTest | IncompleteTest) {
+        } catch (\Throwable $e) {
+            $thrown = $e;
+        }
+        try {
+            $call($after);
+        } catch (\Throwable $e) {
+            $thrown ??= $e;
+        }
+        if ($thrown !== null) {
+            throw $thrown;
+        }
+    }
+
+    /**
+     * $target, with each list of $last called when this process ends
+     * normally: not in the middle of an input (a fatal error, exit()), and
+     * not in a child forked after loading (the fork server's), which
+     * inherits what the class hooks set up but must not tear it down.
+     *
+     * @param \Closure(list<string>): void $call
+     * @param list<list<string>> $last
+     */
+    private static function untilExit(\Closure $target, \Closure $call, array $last): \Closure
+    {
+        $pid = \getmypid();
+        $running = false;
+        \register_shutdown_function(static function () use ($pid, &$running, $call, $last): void {
+            if ($running || \getmypid() !== $pid) {
+                return;
+            }
+            foreach ($last as $methods) {
+                try {
+                    $call($methods);
+                } catch (\Throwable $e) {
+                    \fwrite(\STDERR, 'php-fuzz: a hook method of the fuzz test failed as the process ended: '
+                        . \get_class($e) . ': ' . $e->getMessage() . "\n");
+                }
+            }
+        });
+
+        return static function (string $input) use ($target, &$running): void {
+            $running = true;
             try {
-                $call($input);
+                $target($input);
             } finally {
-                $tearDown();
+                $running = false;
             }
         };
     }

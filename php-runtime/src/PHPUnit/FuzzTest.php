@@ -11,10 +11,12 @@ namespace PhpFuzz\PHPUnit;
  * `allowedExceptions` (setAllowedExceptions; a failed assertion is never
  * allowed), and `timeout` in seconds (php-fuzz's --timeout, which wins when
  * given; also the limit of a replay under phpunit, where pcntl is loaded).
- * `setUpOnce: true` runs setUp() and tearDown() once per fuzzing process
- * instead of around every input: faster, for a setUp whose object the
- * method does not change. `detectors` chooses the bug detectors
- * (setDetectors; names, 'all' or 'none'; php-fuzz's --detectors wins).
+ * `setUpOnce: true` runs setUp() and the other before methods once per
+ * fuzzing process, and tearDown() and the after methods as it ends, instead
+ * of around every input: faster, for a setUp whose object the method does
+ * not change (docs/phpunit.md, "Hook methods"). `detectors` chooses the
+ * bug detectors (setDetectors; names, 'all' or 'none'; php-fuzz's
+ * --detectors wins).
  */
 #[\Attribute(\Attribute::TARGET_METHOD)]
 final class FuzzTest
