@@ -199,3 +199,66 @@ fn a_hang_already_found_is_stopped_at_the_known_hang_limit() {
     let found = fs::read_dir(dir.path().join("artifacts")).unwrap().count();
     assert_eq!(found, 2, "one timeout, its input and report: {}", run.all());
 }
+
+/// The runs of `stats.jsonl`'s samples, with the time of its first crash.
+fn samples_and_crash(stats: &std::path::Path) -> (Vec<(f64, u64)>, f64) {
+    let mut samples = Vec::new();
+    let mut crash = f64::INFINITY;
+    for line in fs::read_to_string(stats).unwrap().lines() {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap();
+        let elapsed = event["elapsed"].as_f64().unwrap();
+        match event["event"].as_str() {
+            Some("sample") => samples.push((elapsed, event["runs"].as_u64().unwrap())),
+            Some("crash") => crash = crash.min(elapsed),
+            _ => {}
+        }
+    }
+    (samples, crash)
+}
+
+/// A new hang's re-run alone (a whole timeout) is made off the worker: the
+/// campaign's runs go on meanwhile (a sample a second, each with more runs
+/// than the last), and the re-run's verdict still reaches the report.
+#[test]
+fn a_new_hangs_rerun_alone_does_not_stop_the_fuzzing() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("corpus")).unwrap();
+    fs::write(dir.path().join("corpus/seed"), "a").unwrap();
+    let target = fixture("hostile/engine_new_hang_recheck.php");
+    let run = php_fuzz(
+        &[
+            "fuzz",
+            target.to_str().unwrap(),
+            "corpus",
+            "--timeout",
+            "3",
+            "--max-time",
+            "12",
+            "--stats",
+            "stats.jsonl",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 70, "a hang: {}", run.all());
+    let report = common::artifacts(dir.path(), "timeout-")
+        .iter()
+        .map(|a| sidecar(a))
+        .find(|r| r["trace"].as_str().unwrap_or("").contains("later()"))
+        .unwrap_or_else(|| panic!("no hang in later(): {}", run.all()));
+    assert!(
+        report["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("does not reproduce alone") && n.contains(":9 instead")),
+        "the re-run alone (which hangs in first()) is on the report: {report}"
+    );
+    let (samples, crash) = samples_and_crash(&dir.path().join("stats.jsonl"));
+    let during: Vec<_> = samples
+        .iter()
+        .filter(|(t, _)| *t > crash && *t < crash + 3.0)
+        .collect();
+    assert!(during.len() >= 2, "{samples:?}, hang at {crash}");
+    assert!(
+        during.windows(2).all(|w| w[1].1 > w[0].1),
+        "the runs go on while the hang is re-run alone: {during:?} (hang at {crash} s)"
+    );
+}

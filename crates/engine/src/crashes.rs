@@ -168,13 +168,28 @@ impl CrashStore {
 
     /// True if `crash` is a bug already saved (by this session or an earlier one).
     pub fn knows(&self, crash: &Crash) -> bool {
-        self.known.contains_key(&signature(crash))
+        self.knows_signature(&signature(crash))
+    }
+
+    /// True if a bug with this signature is already saved.
+    pub fn knows_signature(&self, signature: &str) -> bool {
+        self.known.contains_key(signature)
     }
 
     /// Saves the crash if it is a new bug, or counts it. The input is on disk
     /// before this returns `New`.
     pub fn record(&mut self, input: &[u8], crash: &Crash) -> Result<Recorded<'_>, StorageError> {
-        let signature = signature(crash);
+        self.record_signed(input, crash, signature(crash))
+    }
+
+    /// As [`CrashStore::record`], for a crash whose signature the caller
+    /// computed already.
+    pub fn record_signed(
+        &mut self,
+        input: &[u8],
+        crash: &Crash,
+        signature: String,
+    ) -> Result<Recorded<'_>, StorageError> {
         if self.known.contains_key(&signature) {
             let known = self.known.get_mut(&signature).expect("checked");
             known.hits += 1;
@@ -217,14 +232,14 @@ impl CrashStore {
 
     /// All it takes to save `crash` later without this store, as
     /// [`CrashStore::record`] would save it now.
-    pub(crate) fn pending(&self, input: &[u8], crash: &Crash) -> PendingFinding {
+    pub(crate) fn pending(&self, input: &[u8], crash: &Crash, signature: &str) -> PendingFinding {
         let prefix = crash.kind.artifact_prefix();
         let artifact_path = self.artifacts.input_path(prefix, input, &self.target);
         PendingFinding {
             artifacts: self.artifacts.clone(),
             prefix,
             input: input.to_vec(),
-            record: self.new_record(crash, signature(crash), &artifact_path),
+            record: self.new_record(crash, signature.to_string(), &artifact_path),
             findings_dir: self.findings_dir.clone(),
         }
     }

@@ -143,6 +143,8 @@ struct Shared {
     harness: std::sync::RwLock<Arc<HarnessConfig>>,
     /// Re-runs new findings alone, each on a fresh harness (`confirm`).
     confirmer: Mutex<Option<php_fuzz_harness::Executor>>,
+    /// New hangs for the hang checker's thread, while it runs (`confirm`).
+    hang_checks: confirm::HangChecks,
     /// The main harness's source server (block map, the dictionary taken
     /// from the source).
     sources: Arc<SourceServer>,
@@ -171,10 +173,10 @@ struct Shared {
 }
 
 impl State {
-    /// Whether `crash` would be saved now: a new bug, and --max-crashes not
-    /// reached yet.
-    fn would_save(&self, shared: &Shared, crash: &php_fuzz_harness::Crash) -> bool {
-        !self.crashes.knows(crash)
+    /// Whether a crash with `signature` would be saved now: a new bug, and
+    /// --max-crashes not reached yet.
+    fn would_save(&self, shared: &Shared, signature: &str) -> bool {
+        !self.crashes.knows_signature(signature)
             && shared
                 .options
                 .max_crashes

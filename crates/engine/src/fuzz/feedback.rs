@@ -14,6 +14,7 @@ use crate::corpus::{Entry, keeps_all};
 use crate::crashes::Recorded;
 use crate::in_flight::hex;
 use crate::output::{CampaignEvent, Event, NewCrash, known_crash_line};
+use crate::signature::signature;
 
 /// Takes a batch's results into the shared state.
 pub(super) fn absorb(
@@ -130,13 +131,16 @@ pub(super) fn record_crash(
     input: &[u8],
     crash: &Crash,
 ) -> Result<Option<String>, EngineError> {
-    if !state.crashes.knows(crash) && !state.would_save(shared, crash) {
+    // Computed once for this input: the store, the report and the re-run
+    // alone all take it from here.
+    let signature = signature(crash);
+    if !state.crashes.knows_signature(&signature) && !state.would_save(shared, &signature) {
         // --max-crashes is reached: the campaign is stopping, and saves no more.
         return Ok(None);
     }
     let runs = shared.runs.load(Ordering::Relaxed);
     let seconds = shared.started.elapsed().as_secs();
-    let recorded = match state.crashes.record(input, crash) {
+    let recorded = match state.crashes.record_signed(input, crash, signature) {
         Ok(recorded) => recorded,
         Err(err) => {
             // The input is all there is of this finding: never lose it.

@@ -327,6 +327,7 @@ fn share(parts: Parts, feedbacks: Vec<Option<CmpFeedback>>) -> Campaign {
         }),
         harness: std::sync::RwLock::new(Arc::clone(&parts.harness)),
         confirmer: Mutex::new(None),
+        hang_checks: Mutex::new(None),
         sources: Arc::clone(&parts.sources),
         runs: AtomicU64::new(0),
         interrupted: parts.interrupted,

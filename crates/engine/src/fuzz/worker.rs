@@ -12,7 +12,7 @@ use php_fuzz_storage::CorpusFile;
 use super::batch::build_batch;
 use super::cmp::CmpFeedback;
 use super::collect::finish_and_collect;
-use super::confirm::confirm_saved_crashes;
+use super::confirm::{confirm_saved_crashes, finish_hang_checks, start_hang_checker};
 use super::custom::CustomMutation;
 use super::feedback::absorb;
 use super::grammar::GrammarWorker;
@@ -33,6 +33,7 @@ pub(super) fn run_workers(
     feedbacks: Vec<Option<CmpFeedback>>,
 ) {
     let jobs = shared.options.jobs.max(1);
+    let checker = start_hang_checker(shared);
     let mut workers = Vec::new();
     let mut feedbacks = feedbacks.into_iter();
     let first_cmp = feedbacks.next().flatten();
@@ -68,6 +69,7 @@ pub(super) fn run_workers(
                 .get_or_insert(EngineError::WorkerPanicked);
         }
     }
+    finish_hang_checks(shared, checker);
 }
 
 /// Arms the known-hang limit of a worker's harness and of its tracer.
