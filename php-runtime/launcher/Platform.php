@@ -13,6 +13,8 @@ final class Platform
     public const SUPPORTED = [
         'x86_64-unknown-linux-gnu',
         'aarch64-unknown-linux-gnu',
+        'x86_64-unknown-linux-musl',
+        'aarch64-unknown-linux-musl',
         'x86_64-apple-darwin',
         'aarch64-apple-darwin',
     ];
@@ -35,7 +37,7 @@ final class Platform
         $triple = null;
         if ($arch !== null && $osFamily === 'Linux') {
             $libc ??= self::linuxLibc();
-            $triple = $libc === 'gnu' ? "$arch-unknown-linux-gnu" : null;
+            $triple = \in_array($libc, ['gnu', 'musl'], true) ? "$arch-unknown-linux-$libc" : null;
         } elseif ($arch !== null && $osFamily === 'Darwin') {
             $triple = "$arch-apple-darwin";
         }
@@ -55,13 +57,35 @@ final class Platform
         return self::triple(\PHP_OS_FAMILY, \php_uname('m'));
     }
 
-    /** 'gnu' unless the machine's C library is musl (Alpine and friends). */
-    private static function linuxLibc(): string
+    /**
+     * 'musl' when the C library PHP runs on is musl (Alpine, `php:*-alpine`),
+     * else 'gnu'.
+     *
+     * First by what this PHP process has mapped: musl's dynamic loader
+     * (`ld-musl-<arch>.so.1`) is its C library too, so a PHP linked against
+     * musl maps it, and one linked against glibc maps `libc.so.6`. Then, when
+     * /proc is out of reach (open_basedir, a chroot) or PHP is linked
+     * statically, by the loaders installed: musl's and no glibc one. An
+     * Alpine with gcompat has both loaders installed, and a Debian with the
+     * musl package too; its PHP's own mappings tell them apart.
+     *
+     * @param string $root a folder that stands for / (tests present other systems with it)
+     */
+    public static function linuxLibc(string $root = ''): string
     {
-        $musl = \glob('/lib/ld-musl-*.so.1') ?: [];
-        $glibc = \glob('/lib*/ld-linux*.so.*') ?: [];
+        $maps = @\file_get_contents($root . '/proc/self/maps');
+        if (\is_string($maps)) {
+            if (\preg_match('~/ld-musl-[^/\s]+\.so\.1(?: \(deleted\))?$~m', $maps) === 1) {
+                return 'musl';
+            }
+            if (\preg_match('~/libc\.so\.6(?: \(deleted\))?$~m', $maps) === 1) {
+                return 'gnu';
+            }
+        }
+        $musl = \array_merge(\glob($root . '/lib/ld-musl-*.so.1') ?: [], \glob($root . '/usr/lib/ld-musl-*.so.1') ?: []);
+        $glibc = \glob($root . '/lib*/ld-linux*.so.*') ?: [];
         if ($glibc === []) {
-            $glibc = \glob('/lib/*-linux-gnu/libc.so.6') ?: [];
+            $glibc = \glob($root . '/lib/*-linux-gnu/libc.so.6') ?: [];
         }
 
         return $musl !== [] && $glibc === [] ? 'musl' : 'gnu';

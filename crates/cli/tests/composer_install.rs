@@ -357,8 +357,9 @@ fn unsupported_platforms_and_proxy_bypass_are_decided_as_documented() {
     let script = r#"
         foreach (glob($argv[1] . '/*.php') as $file) { require $file; }
         use PhpFuzz\Launcher\{Platform, Proxy, LauncherError};
-        foreach ([['Linux', 'x86_64', 'gnu'], ['Linux', 'aarch64', 'gnu'], ['Darwin', 'arm64', null],
-                  ['Darwin', 'x86_64', null], ['Linux', 'x86_64', 'musl'], ['FreeBSD', 'amd64', null],
+        foreach ([['Linux', 'x86_64', 'gnu'], ['Linux', 'aarch64', 'gnu'], ['Linux', 'amd64', 'musl'],
+                  ['Linux', 'aarch64', 'musl'], ['Darwin', 'arm64', null], ['Darwin', 'x86_64', null],
+                  ['Linux', 'x86_64', 'uclibc'], ['FreeBSD', 'amd64', null],
                   ['Linux', 'riscv64', 'gnu'], ['Windows', 'AMD64', null]] as [$os, $machine, $libc]) {
             try {
                 echo Platform::triple($os, $machine, $libc), "\n";
@@ -378,18 +379,20 @@ fn unsupported_platforms_and_proxy_bypass_are_decided_as_documented() {
         .unwrap();
     let stdout = text(&output.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 11, "{}", describe(&output));
+    assert_eq!(lines.len(), 13, "{}", describe(&output));
     assert_eq!(
-        &lines[..4],
+        &lines[..6],
         [
             "x86_64-unknown-linux-gnu",
             "aarch64-unknown-linux-gnu",
+            "x86_64-unknown-linux-musl",
+            "aarch64-unknown-linux-musl",
             "aarch64-apple-darwin",
             "x86_64-apple-darwin"
         ]
     );
-    for (line, what) in lines[4..8].iter().zip([
-        "Linux on x86_64 with musl libc",
+    for (line, what) in lines[6..10].iter().zip([
+        "Linux on x86_64 with uclibc libc",
         "FreeBSD on amd64",
         "Linux on riscv64",
         "Windows on AMD64",
@@ -400,19 +403,120 @@ fn unsupported_platforms_and_proxy_bypass_are_decided_as_documented() {
             "{line}"
         );
         assert!(
-            line.contains("x86_64-unknown-linux-gnu, aarch64-unknown-linux-gnu"),
+            line.contains(
+                "x86_64-unknown-linux-gnu, aarch64-unknown-linux-gnu, \
+                 x86_64-unknown-linux-musl, aarch64-unknown-linux-musl"
+            ),
             "{line}"
         );
     }
     assert_eq!(
-        lines[8],
+        lines[10],
         r#"{"proxy":"tcp:\/\/proxy.example:3128","authorization":"dXNlcjpwQHNz"}"#
     );
     assert_eq!(
-        lines[9], "null",
+        lines[11], "null",
         "no_proxy's .internal.example covers the mirror"
     );
-    assert_eq!(lines[10], "null", "https_proxy does not apply to http URLs");
+    assert_eq!(lines[12], "null", "https_proxy does not apply to http URLs");
+}
+
+/// The C library the launcher detects, on systems laid out in a folder that
+/// stands for / (what PHP's process maps, then the loaders installed), and
+/// on this machine.
+#[test]
+fn the_launcher_tells_musl_from_glibc_as_php_sees_it() {
+    const MUSL_MAPS: &str = "7f0a00000000-7f0a00014000 r--p 00000000 fd:01 1234 /lib/ld-musl-x86_64.so.1\n\
+                             7f0a00014000-7f0a0005b000 r-xp 00014000 fd:01 1234 /lib/ld-musl-x86_64.so.1\n";
+    const GLIBC_MAPS: &str = "7f0a00000000-7f0a00028000 r--p 00000000 fd:01 5678 /usr/lib/x86_64-linux-gnu/libc.so.6\n\
+                              7f0a00100000-7f0a00102000 r--p 00000000 fd:01 5679 /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2\n";
+    let systems: [(&str, Option<&str>, &[&str], &str); 8] = [
+        (
+            "Alpine",
+            Some(MUSL_MAPS),
+            &["lib/ld-musl-x86_64.so.1"],
+            "musl",
+        ),
+        (
+            "Alpine with gcompat",
+            Some(MUSL_MAPS),
+            &[
+                "lib/ld-musl-x86_64.so.1",
+                "lib/ld-linux-x86-64.so.2",
+                "lib64/ld-linux-x86-64.so.2",
+            ],
+            "musl",
+        ),
+        (
+            "Debian with the musl package",
+            Some(GLIBC_MAPS),
+            &["lib/ld-musl-x86_64.so.1", "lib64/ld-linux-x86-64.so.2"],
+            "gnu",
+        ),
+        (
+            "Alpine without /proc",
+            None,
+            &["lib/ld-musl-aarch64.so.1"],
+            "musl",
+        ),
+        (
+            "merged /usr Alpine without /proc",
+            None,
+            &["usr/lib/ld-musl-x86_64.so.1"],
+            "musl",
+        ),
+        (
+            "Debian without /proc",
+            None,
+            &["lib64/ld-linux-x86-64.so.2", "lib/ld-musl-x86_64.so.1"],
+            "gnu",
+        ),
+        (
+            "static PHP on Alpine",
+            Some("00400000-00b00000 r-xp 00000000 fd:01 42 /usr/local/bin/php\n"),
+            &["lib/ld-musl-x86_64.so.1"],
+            "musl",
+        ),
+        ("nothing to tell by", None, &[], "gnu"),
+    ];
+    let roots = tempfile::tempdir().unwrap();
+    let mut args = Vec::new();
+    for (index, (_, maps, files, _)) in systems.iter().enumerate() {
+        let root = roots.path().join(index.to_string());
+        fs::create_dir_all(&root).unwrap();
+        if let Some(maps) = maps {
+            fs::create_dir_all(root.join("proc/self")).unwrap();
+            fs::write(root.join("proc/self/maps"), maps).unwrap();
+        }
+        for file in files.iter() {
+            let path = root.join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, "").unwrap();
+        }
+        args.push(root);
+    }
+    let script = r#"
+        foreach (glob($argv[1] . '/*.php') as $file) { require $file; }
+        foreach (array_slice($argv, 2) as $root) { echo PhpFuzz\Launcher\Platform::linuxLibc($root), "\n"; }
+        echo PhpFuzz\Launcher\Platform::linuxLibc(), ' ', PhpFuzz\Launcher\Platform::current(), "\n";
+    "#;
+    let output = Command::new("php")
+        .args(["-r", script])
+        .arg(repo().join("php-runtime/launcher"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), systems.len() + 1, "{}", describe(&output));
+    for ((system, _, _, expected), found) in systems.iter().zip(&lines) {
+        assert_eq!(found, expected, "{system}");
+    }
+    // This machine is Debian: its PHP maps glibc's libc.so.6.
+    assert_eq!(
+        lines[systems.len()],
+        format!("gnu {}-unknown-linux-gnu", std::env::consts::ARCH)
+    );
 }
 
 /// actionlint, installed by `scripts/setup --test-libs` beside the test
