@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use php_fuzz_engine::{
-    EntropicOptions, FuzzOptions, FuzzSummary, MutationSchedule, Output, fuzz, summary_line,
+    EntropicOptions, FuzzOptions, FuzzSummary, GrammarChoice, MutationSchedule, Output, fuzz,
+    summary_line,
 };
 use php_fuzz_storage::default_stats_path;
 
@@ -62,9 +63,11 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = positive_seconds)]
     pub reload: Option<f64>,
     /// Also mutate inputs as trees of this grammar (`php-fuzz grammars` lists them);
-    /// overrides the target's $config->setGrammar().
-    #[arg(long, value_name = "NAME", value_parser = crate::grammars_command::parse_grammar_name)]
-    pub grammar: Option<String>,
+    /// overrides the target's $config->setGrammar(). `auto`: setGrammar(), else the
+    /// grammar at least 80 % of the seed bytes parse in; `none`: no grammar, even over
+    /// setGrammar() [default: setGrammar(), else none].
+    #[arg(long, value_name = "NAME|auto|none", value_parser = crate::grammars_command::parse_grammar_name)]
+    pub grammar: Option<GrammarChoice>,
     /// Files, or directories read recursively, whose subtrees grammar mutation may
     /// insert (e.g. a project's test fixtures); not run themselves (repeatable).
     #[arg(long, value_name = "DIR")]

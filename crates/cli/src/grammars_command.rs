@@ -3,7 +3,8 @@
 
 use std::process::ExitCode;
 
-use php_fuzz_grammar::{Grammar, GrammarError, grammars};
+use php_fuzz_engine::GrammarChoice;
+use php_fuzz_grammar::{AUTO_THRESHOLD_PERCENT, Grammar, GrammarError, grammars};
 
 use crate::stdout::Stdout;
 
@@ -22,11 +23,19 @@ pub fn run(_args: &GrammarsArgs) -> anyhow::Result<ExitCode> {
             info.name, info.description
         ))?;
     }
+    out.line(String::new())?;
+    out.line(format!(
+        "fuzz --grammar also takes auto (the grammar at least {AUTO_THRESHOLD_PERCENT} % of the seed bytes parse in, unless the target calls setGrammar()) and none (no grammar, even over setGrammar())."
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// clap's check of `--grammar NAME`: an unknown name is an error listing
-/// the known ones, before any PHP starts.
-pub fn parse_grammar_name(name: &str) -> Result<String, GrammarError> {
-    Grammar::load(name).map(|grammar| grammar.name().to_string())
+/// clap's check of `--grammar NAME|auto|none`: an unknown name is an error
+/// listing the known ones, before any PHP starts.
+pub fn parse_grammar_name(name: &str) -> Result<GrammarChoice, GrammarError> {
+    match name {
+        "auto" => Ok(GrammarChoice::Auto),
+        "none" => Ok(GrammarChoice::Off),
+        _ => Grammar::load(name).map(|grammar| GrammarChoice::Named(grammar.name().to_string())),
+    }
 }

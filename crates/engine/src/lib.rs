@@ -56,8 +56,9 @@ pub struct FuzzOptions {
     pub dictionaries: Vec<PathBuf>,
     pub artifact_dir: PathBuf,
     pub reload: Option<Duration>,
-    /// `--grammar`: overrides the target's `setGrammar()`.
-    pub grammar: Option<String>,
+    /// `--grammar`; None when not given: the target's `setGrammar()`, else
+    /// no grammar (docs/grammar.md).
+    pub grammar: Option<GrammarChoice>,
     /// `--fragments`: files or directories whose subtrees seed the pool.
     pub fragments: Vec<PathBuf>,
     /// Comparison feedback: the dictionary taken from the source, the
@@ -141,6 +142,18 @@ impl Default for FuzzOptions {
             mutation_schedule: MutationSchedule::Uniform,
         }
     }
+}
+
+/// What `--grammar` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrammarChoice {
+    /// `--grammar NAME`: this grammar, whatever the target's `setGrammar()` says.
+    Named(String),
+    /// `--grammar auto`: the target's `setGrammar()`, else the grammar that
+    /// parses at least 80 % of the seed bytes, if one does.
+    Auto,
+    /// `--grammar none`: no grammar, even when the target calls `setGrammar()`.
+    Off,
 }
 
 #[derive(Debug, thiserror::Error)]

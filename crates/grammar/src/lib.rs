@@ -15,6 +15,8 @@
 //! - [`FragmentPool::add`] learns every parsed entry (and every
 //!   `--fragments` file) as it arrives: deduplicated, bounded by
 //!   [`PoolLimits`].
+//! - [`choose`] says which grammar, if any, the seeds are written in
+//!   (`--grammar auto`).
 //! - [`GrammarMutator::mutate`] writes one mutant of an entry into the
 //!   caller's buffer and names the [`GrammarMutation`] it applied (for
 //!   `MS:`), or returns None so the caller falls back to byte mutation.
@@ -47,11 +49,16 @@
 //! }
 //! ```
 
+mod auto;
 mod mutate;
 mod pool;
 mod registry;
 mod tree;
 
+pub use auto::{
+    AUTO_MAX_BYTES, AUTO_MAX_FILES, AUTO_MAX_SEED_BYTES, AUTO_THRESHOLD_PERCENT, AutoChoice,
+    GrammarShare, choose,
+};
 pub use mutate::{GrammarMutation, GrammarMutator, Sources};
 pub use pool::{Fragment, FragmentPool, PoolLimits, PoolStats, Span};
 pub use registry::{Grammar, GrammarInfo, find, grammars};

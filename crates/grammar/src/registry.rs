@@ -24,6 +24,13 @@ pub struct GrammarInfo {
     /// match another node's (an HTML start tag's name and its end tag's).
     /// They still move inside larger subtrees.
     pub frozen_kinds: &'static [&'static str],
+    /// Nodes any text parses as, for `--grammar auto`: their bytes do not
+    /// count as parsing in this grammar. A kind, or a path of kinds from a
+    /// parent down (`document>text`: text directly in the document).
+    pub loose_kinds: &'static [&'static str],
+    /// Takes most text without an ERROR node (HTML, YAML, Markdown):
+    /// `--grammar auto` prefers a strict grammar that parses as much.
+    pub lenient: bool,
     /// A small valid input, for tests and `php-fuzz grammars`.
     pub sample: &'static str,
     language: fn() -> Language,
@@ -42,6 +49,8 @@ const GRAMMARS: &[GrammarInfo] = &[
             "arrow_function",
         ],
         frozen_kinds: &[],
+        loose_kinds: &["text"],
+        lenient: false,
         sample: "<?php\nfunction add(int $a, int $b): int {\n    $sum = $a + $b;\n    return $sum;\n}\n$items = [1, 2, 'three' => 3];\nforeach ($items as $key => $value) {\n    if ($value > 1) {\n        echo add($value, 2), \"\\n\";\n    } else {\n        $items[] = $key;\n    }\n}\n",
         language: || tree_sitter_php::LANGUAGE_PHP.into(),
     },
@@ -53,6 +62,8 @@ const GRAMMARS: &[GrammarInfo] = &[
         identifier_kinds: &[],
         scope_kinds: &[],
         frozen_kinds: &[],
+        loose_kinds: &[],
+        lenient: false,
         sample: "{\"name\": \"php-fuzz\", \"tags\": [\"fuzz\", 1, 2.5e3, true, null], \"nested\": {\"a\": [], \"b\": {}}}\n",
         language: || tree_sitter_json::LANGUAGE.into(),
     },
@@ -64,6 +75,8 @@ const GRAMMARS: &[GrammarInfo] = &[
         identifier_kinds: &[],
         scope_kinds: &[],
         frozen_kinds: &[],
+        loose_kinds: &[],
+        lenient: false,
         sample: "@media screen and (max-width: 600px) {\n  .menu > li:hover, #top a[href^=\"http\"] { color: #f00; margin: 0 auto !important; }\n}\nbody { font: 12px/1.5 sans-serif; width: calc(100% - 2em); }\n",
         language: || tree_sitter_css::LANGUAGE.into(),
     },
@@ -75,6 +88,8 @@ const GRAMMARS: &[GrammarInfo] = &[
         identifier_kinds: &[],
         scope_kinds: &[],
         frozen_kinds: &["start_tag", "end_tag", "tag_name"],
+        loose_kinds: &["document>text", "document>entity"],
+        lenient: true,
         sample: "<!DOCTYPE html>\n<html><head><title>t</title></head>\n<body><ul class=\"list\"><li>one</li><li><a href=\"/x\">two</a></li></ul><br/><p>text &amp; more</p></body></html>\n",
         language: || tree_sitter_html::LANGUAGE.into(),
     },
@@ -86,6 +101,8 @@ const GRAMMARS: &[GrammarInfo] = &[
         identifier_kinds: &[],
         scope_kinds: &[],
         frozen_kinds: &[],
+        loose_kinds: &["document>flow_node>plain_scalar"],
+        lenient: true,
         sample: "name: php-fuzz\nlist:\n  - one\n  - two: 2\n    three: [3, 4]\nanchor: &a {x: 1}\nalias: *a\ntext: |\n  line\n",
         language: || tree_sitter_yaml::LANGUAGE.into(),
     },
@@ -97,6 +114,15 @@ const GRAMMARS: &[GrammarInfo] = &[
         identifier_kinds: &[],
         scope_kinds: &[],
         frozen_kinds: &[],
+        loose_kinds: &[
+            "section>paragraph",
+            "document>paragraph",
+            "section>indented_code_block",
+            "document>indented_code_block",
+            "section>html_block",
+            "document>html_block",
+        ],
+        lenient: true,
         sample: "# Title\n\nA paragraph with *emphasis*.\n\n- item one\n- item two\n  1. nested\n\n> quote\n\n```php\necho 1;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
         language: || tree_sitter_md::LANGUAGE.into(),
     },
@@ -108,6 +134,8 @@ const GRAMMARS: &[GrammarInfo] = &[
         identifier_kinds: &[],
         scope_kinds: &[],
         frozen_kinds: &[],
+        loose_kinds: &[],
+        lenient: false,
         sample: "SELECT a.id, COUNT(*) AS n FROM users a JOIN orders o ON o.user_id = a.id WHERE a.age > 18 AND o.total IN (1, 2, 3) GROUP BY a.id ORDER BY n DESC LIMIT 10;\nINSERT INTO t (x, y) VALUES (1, 'two');\n",
         language: || tree_sitter_sequel::LANGUAGE.into(),
     },
@@ -125,6 +153,8 @@ const GRAMMARS: &[GrammarInfo] = &[
             "method_definition",
         ],
         frozen_kinds: &[],
+        loose_kinds: &[],
+        lenient: false,
         sample: "function add(a, b) {\n  const sum = a + b;\n  return sum;\n}\nlet items = [1, 2, 3];\nfor (const item of items) {\n  if (item > 1) {\n    console.log(add(item, 2));\n  } else {\n    items.push({ key: item });\n  }\n}\n",
         language: || tree_sitter_javascript::LANGUAGE.into(),
     },

@@ -5,6 +5,8 @@
 //! `build_batch` makes a share of its mutants with a grammar mutation,
 //! falling back to bytes when none applies.
 
+mod choice;
+
 use std::path::PathBuf;
 
 use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser, ParsedInput, Sources};
@@ -17,6 +19,8 @@ use crate::EngineError;
 use crate::corpus::{Corpus, EntryId};
 use crate::output::Mutations;
 use crate::replay::collect_inputs;
+
+pub(super) use choice::choose_grammar;
 
 /// A grammar mutation is tried for this share of mutants (numerator,
 /// denominator); the others, and those it cannot make, are byte mutants.

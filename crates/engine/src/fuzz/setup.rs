@@ -16,7 +16,7 @@ use php_fuzz_storage::{CorpusDir, CorpusFile, Loaded};
 
 use super::cmp::{CmpFeedback, TracerSetup};
 use super::custom::CustomSetup;
-use super::grammar::GrammarCorpus;
+use super::grammar::{GrammarCorpus, choose_grammar};
 use super::stats::{CampaignStats, STATS_EVERY};
 use super::{CmpSummary, FINGERPRINT_CACHE_BITS, Shared, State};
 use crate::auto_dictionary::AutoDictionary;
@@ -59,6 +59,8 @@ struct Parts {
     target_name: String,
     crashes: CrashStore,
     grammar: Option<Grammar>,
+    /// How `--grammar auto` or `none` chose, for the opening lines.
+    grammar_note: Option<String>,
     stats: Option<CampaignStats>,
     grammar_corpus: Option<GrammarCorpus>,
 }
@@ -116,7 +118,8 @@ fn gather(given: Given<'_>) -> Result<Parts, EngineError> {
         &replay_flags(&harness, sources.style()),
     )?
     .with_findings_dir(options.findings_dir.clone());
-    let grammar = load_grammar(options, &info)?;
+    let chosen = choose_grammar(options, &info, &seeds)?;
+    let grammar = chosen.grammar;
     let stats = options
         .stats
         .as_deref()
@@ -144,6 +147,7 @@ fn gather(given: Given<'_>) -> Result<Parts, EngineError> {
         target_name,
         crashes,
         grammar,
+        grammar_note: chosen.note,
         stats,
         grammar_corpus,
     })
@@ -250,6 +254,9 @@ fn announce(parts: &Parts) {
         engine_rss_mb: own_rss_mb(),
     }));
     out.status(&detectors_line(&parts.info));
+    if let Some(note) = &parts.grammar_note {
+        out.status(note);
+    }
     if let Some(note) = parts.crashes.copies_note() {
         out.status(&note);
     }
@@ -386,21 +393,6 @@ fn announce_shared(shared: &Shared, target_name: &str) {
             if custom.hooks.crossover { "yes" } else { "no" },
         ));
     }
-}
-
-/// The grammar of `--grammar`, else of the target's `setGrammar()`.
-fn load_grammar(options: &FuzzOptions, info: &TargetInfo) -> Result<Option<Grammar>, EngineError> {
-    let (name, origin) = match (&options.grammar, &info.grammar) {
-        (Some(name), _) => (name, "--grammar"),
-        (None, Some(name)) => (name, "$config->setGrammar() in the target"),
-        (None, None) if !options.fragments.is_empty() => {
-            return Err(EngineError::FragmentsWithoutGrammar);
-        }
-        (None, None) => return Ok(None),
-    };
-    Grammar::load(name)
-        .map(Some)
-        .map_err(|source| EngineError::Grammar { origin, source })
 }
 
 /// Corpus entries skipped or cut while loading, said once.
