@@ -72,6 +72,14 @@ pub struct FuzzArgs {
     /// insert (e.g. a project's test fixtures); not run themselves (repeatable).
     #[arg(long, value_name = "DIR")]
     pub fragments: Vec<PathBuf>,
+    /// With the php grammar: add dataflow fusion to the grammar mutations (after FlowFusion:
+    /// another corpus program's statements, renamed apart, read a variable this one defines).
+    /// Off by default until the evaluation shows it pays (docs/grammar.md).
+    #[arg(long, overrides_with = "no_fusion")]
+    pub fusion: bool,
+    /// Keep dataflow fusion off (the default).
+    #[arg(long, overrides_with = "fusion")]
+    pub no_fusion: bool,
     /// Turn comparison feedback off: the dictionary taken from the target's
     /// source, the comparison tracer (CMP and I2S mutations) and the
     /// persistent auto-dictionary.
@@ -182,6 +190,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         reload: args.reload.map(Duration::from_secs_f64),
         grammar: args.grammar.clone(),
         fragments: args.fragments.clone(),
+        fusion: args.fusion,
         cmp: !args.no_cmp,
         use_value_profile: args.use_value_profile,
         entropic: args.entropic.then_some(EntropicOptions {

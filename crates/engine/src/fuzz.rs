@@ -282,7 +282,7 @@ pub fn fuzz(
     } = setup::set_up(given)?;
     let mut scratch = Scratch::new();
     scratch.value_profile = shared.options.use_value_profile;
-    let mut seed_parser = GrammarWorker::new(shared.grammar.as_ref());
+    let mut seed_parser = GrammarWorker::new(shared.grammar.as_ref(), false);
     let seeds_run = run_seeds(&shared, &mut first, &mut scratch, &mut seed_parser, seeds)?;
     timeout::adapt_to_seeds(&shared, &mut first, scratch.slowest_micros);
     after_seeds(&shared, seeds_run);

@@ -61,6 +61,9 @@ pub struct FuzzOptions {
     pub grammar: Option<GrammarChoice>,
     /// `--fragments`: files or directories whose subtrees seed the pool.
     pub fragments: Vec<PathBuf>,
+    /// `--fusion`: dataflow fusion among the grammar mutations (php only;
+    /// docs/grammar.md#dataflow-fusion). Off by default until evaluated.
+    pub fusion: bool,
     /// Comparison feedback: the dictionary taken from the source, the
     /// tracer (CMP, I2S) and the persistent auto-dictionary. On by default.
     pub cmp: bool,
@@ -131,6 +134,7 @@ impl Default for FuzzOptions {
             reload: None,
             grammar: None,
             fragments: Vec::new(),
+            fusion: false,
             cmp: true,
             use_value_profile: false,
             artifact_naming: php_fuzz_storage::ArtifactNaming::WithReport,
@@ -185,6 +189,10 @@ pub enum EngineError {
         "--fragments needs a grammar: give --grammar NAME or call $config->setGrammar() in the target"
     )]
     FragmentsWithoutGrammar,
+    #[error(
+        "--fusion fuses PHP programs and needs the php grammar, but the campaign's grammar is {found}: give --grammar php or call $config->setGrammar('php') in the target"
+    )]
+    FusionWithoutPhp { found: String },
     #[error("a worker thread panicked")]
     WorkerPanicked,
 }

@@ -17,6 +17,8 @@
 //!   [`PoolLimits`].
 //! - [`choose`] says which grammar, if any, the seeds are written in
 //!   (`--grammar auto`).
+//! - [`GrammarMutator::enable_fusion`] adds Fusion (php only, opt-in):
+//!   dataflow fusion of two corpus programs, after FlowFusion.
 //! - [`GrammarMutator::mutate`] writes one mutant of an entry into the
 //!   caller's buffer and names the [`GrammarMutation`] it applied (for
 //!   `MS:`), or returns None so the caller falls back to byte mutation.
@@ -50,6 +52,7 @@
 //! ```
 
 mod auto;
+mod fusion;
 mod mutate;
 mod pool;
 mod registry;
@@ -58,6 +61,10 @@ mod tree;
 pub use auto::{
     AUTO_MAX_BYTES, AUTO_MAX_FILES, AUTO_MAX_SEED_BYTES, AUTO_THRESHOLD_PERCENT, AutoChoice,
     GrammarShare, choose,
+};
+pub use fusion::{
+    MAX_INPUT as FUSION_MAX_INPUT, MAX_PARTNER as FUSION_MAX_PARTNER,
+    MAX_SPLICE as FUSION_MAX_SPLICE, supports as fusion_supported,
 };
 pub use mutate::{GrammarMutation, GrammarMutator, Sources};
 pub use pool::{Fragment, FragmentPool, PoolLimits, PoolStats, Span};

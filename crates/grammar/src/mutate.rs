@@ -7,7 +7,8 @@ use std::fmt;
 
 use rand::{Rng, RngExt};
 
-use crate::{Fragment, FragmentPool, Node, ParsedInput};
+use crate::fusion::Fuser;
+use crate::{Fragment, FragmentPool, Grammar, Node, ParsedInput};
 
 /// Sites tried before a mutation gives up on an input.
 const ATTEMPTS: usize = 8;
@@ -32,10 +33,17 @@ pub enum GrammarMutation {
     /// or joins its list (as Replace or Insert), its identifiers renamed to
     /// identifiers in scope where it lands.
     Adapt,
+    /// PHP only, when enabled ([`GrammarMutator::enable_fusion`]), after
+    /// FlowFusion: statements (or a method) of another corpus entry, its
+    /// locals renamed apart, spliced in after a variable is defined, with
+    /// that variable in place of one of their uses (docs/grammar.md).
+    Fusion,
 }
 
 impl GrammarMutation {
-    pub const ALL: [GrammarMutation; 7] = [
+    /// Every mutation; Fusion last, so that without it the others are
+    /// `ALL[..ALL.len() - 1]`.
+    pub const ALL: [GrammarMutation; 8] = [
         GrammarMutation::Replace,
         GrammarMutation::Insert,
         GrammarMutation::Duplicate,
@@ -43,6 +51,7 @@ impl GrammarMutation {
         GrammarMutation::Swap,
         GrammarMutation::CrossOver,
         GrammarMutation::Adapt,
+        GrammarMutation::Fusion,
     ];
 
     /// The name printed in `MS:`.
@@ -55,6 +64,7 @@ impl GrammarMutation {
             GrammarMutation::Swap => "GrammarSwap",
             GrammarMutation::CrossOver => "GrammarCrossOver",
             GrammarMutation::Adapt => "GrammarAdapt",
+            GrammarMutation::Fusion => "GrammarFusion",
         }
     }
 }
@@ -66,7 +76,7 @@ impl fmt::Display for GrammarMutation {
 }
 
 /// What a mutation reads: the input to mutate, a second corpus entry for
-/// CrossOver, and the fragment pool.
+/// CrossOver and Fusion, and the fragment pool.
 #[derive(Debug, Clone, Copy)]
 pub struct Sources<'a> {
     pub input: &'a ParsedInput,
@@ -95,6 +105,10 @@ pub struct GrammarMutator {
     candidates: Vec<u32>,
     /// For Adapt: (span in the fragment, the input identifier it becomes).
     renames: Vec<(u32, u32, u32)>,
+    /// Set when Fusion is on.
+    fusion: Option<Box<Fuser>>,
+    /// Fusions tried and made since the last [`GrammarMutator::take_fusion_counts`].
+    fusion_counts: (u64, u64),
 }
 
 impl GrammarMutator {
@@ -107,7 +121,21 @@ impl GrammarMutator {
             text: Vec::new(),
             candidates: Vec::new(),
             renames: Vec::new(),
+            fusion: None,
+            fusion_counts: (0, 0),
         }
+    }
+
+    /// Adds Fusion to the mutations drawn, if `grammar` is one it knows
+    /// (php, [`crate::fusion_supported`]); returns whether it did.
+    pub fn enable_fusion(&mut self, grammar: &Grammar) -> bool {
+        self.fusion = Fuser::new(grammar).map(Box::new);
+        self.fusion.is_some()
+    }
+
+    /// Fusions tried and made since the last call.
+    pub fn take_fusion_counts(&mut self) -> (u64, u64) {
+        std::mem::take(&mut self.fusion_counts)
     }
 
     /// Applies one grammar mutation, picked at random among those that can
@@ -125,8 +153,14 @@ impl GrammarMutator {
         if sources.input.sites().is_empty() {
             return None;
         }
+        let all = &GrammarMutation::ALL;
+        let drawn = if self.fusion.is_some() {
+            &all[..]
+        } else {
+            &all[..all.len() - 1]
+        };
         for _ in 0..ATTEMPTS {
-            let kind = GrammarMutation::ALL[rng.random_range(0..GrammarMutation::ALL.len())];
+            let kind = drawn[rng.random_range(0..drawn.len())];
             if self.apply(kind, rng, sources, max_len, out) {
                 return Some(kind);
             }
@@ -149,6 +183,9 @@ impl GrammarMutator {
         if sources.input.sites().is_empty() {
             return false;
         }
+        if kind == GrammarMutation::Fusion {
+            return self.fuse(rng, sources, max_len, out);
+        }
         let planned = match kind {
             GrammarMutation::Replace => self.replace(rng, sources, max_len),
             GrammarMutation::Insert => self.insert(rng, sources, max_len, false),
@@ -157,8 +194,26 @@ impl GrammarMutator {
             GrammarMutation::Swap => self.swap(rng, sources.input),
             GrammarMutation::CrossOver => self.cross_over(rng, sources, max_len),
             GrammarMutation::Adapt => self.code && self.adapt(rng, sources, max_len),
+            GrammarMutation::Fusion => false,
         };
         planned && self.splice(sources.input.data(), max_len, out)
+    }
+
+    /// Fusion writes the fused program itself: it re-parses it to check it.
+    fn fuse<R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        sources: Sources<'_>,
+        max_len: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let (Some(fuser), Some(partner)) = (&mut self.fusion, sources.partner) else {
+            return false;
+        };
+        let made = fuser.fuse(rng, sources.input, partner, max_len, out);
+        self.fusion_counts.0 += 1;
+        self.fusion_counts.1 += u64::from(made);
+        made
     }
 
     fn random_site<R: Rng + ?Sized>(rng: &mut R, input: &ParsedInput) -> u32 {

@@ -197,7 +197,8 @@ fn mutations_are_named_for_ms_output() {
             "GrammarDelete",
             "GrammarSwap",
             "GrammarCrossOver",
-            "GrammarAdapt"
+            "GrammarAdapt",
+            "GrammarFusion"
         ]
     );
 }

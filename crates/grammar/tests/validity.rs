@@ -30,11 +30,14 @@ fn measure(name: &str, mutants: usize) -> Vec<(GrammarMutation, usize, usize)> {
     }
     let mut parser = InputParser::new(&grammar);
     let mut mutator = GrammarMutator::new(grammar.info().code);
+    let fusion = mutator.enable_fusion(&grammar);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(14);
     let mut out = Vec::new();
     let mut results = Vec::new();
     for kind in GrammarMutation::ALL {
-        if kind == GrammarMutation::Adapt && !grammar.info().code {
+        if kind == GrammarMutation::Adapt && !grammar.info().code
+            || kind == GrammarMutation::Fusion && !fusion
+        {
             continue;
         }
         let (mut made, mut valid) = (0, 0);

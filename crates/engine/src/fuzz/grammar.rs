@@ -42,12 +42,22 @@ pub(super) struct GrammarCorpus {
     /// Mutants a grammar mutation was tried for, and made.
     tried: u64,
     made: u64,
+    /// `--fusion`, and the fusions tried and made (several may be tried
+    /// for one mutant).
+    fusion: bool,
+    fusion_tried: u64,
+    fusion_made: u64,
 }
 
 impl GrammarCorpus {
     /// An empty corpus whose pool holds the fragments of `paths` (files, or
     /// directories read recursively), pinned so they are never evicted.
-    pub fn new(grammar: &Grammar, paths: &[PathBuf]) -> Result<GrammarCorpus, EngineError> {
+    /// `fusion`: whether the workers' mutators fuse (for the summary).
+    pub fn new(
+        grammar: &Grammar,
+        paths: &[PathBuf],
+        fusion: bool,
+    ) -> Result<GrammarCorpus, EngineError> {
         let mut pool = FragmentPool::default();
         let mut parser = InputParser::new(grammar);
         let files = collect_inputs(paths)?;
@@ -67,6 +77,9 @@ impl GrammarCorpus {
             fragment_files: files.len(),
             tried: 0,
             made: 0,
+            fusion,
+            fusion_tried: 0,
+            fusion_made: 0,
         })
     }
 
@@ -105,8 +118,16 @@ impl GrammarCorpus {
 
     /// How often grammar mutation applied, for the campaign's last lines.
     pub fn describe_use(&self) -> String {
+        let fusion = if self.fusion {
+            format!(
+                "fusion: tried {}, made {}",
+                self.fusion_tried, self.fusion_made
+            )
+        } else {
+            "fusion: off".to_string()
+        };
         format!(
-            "tried for {} mutants, made {} ({:.0} %), the rest fell back to bytes",
+            "tried for {} mutants, made {} ({:.0} %), the rest fell back to bytes; {fusion}",
             self.tried,
             self.made,
             100.0 * self.made as f64 / self.tried.max(1) as f64
@@ -121,9 +142,18 @@ pub(super) struct GrammarWorker {
 }
 
 impl GrammarWorker {
-    pub fn new(grammar: Option<&Grammar>) -> GrammarWorker {
+    /// `fusion`: add dataflow fusion to the mutations (`--fusion`; the
+    /// grammar is php, `choose_grammar` checked).
+    pub fn new(grammar: Option<&Grammar>, fusion: bool) -> GrammarWorker {
+        let tools = grammar.map(|g| {
+            let mut mutator = GrammarMutator::new(g.info().code);
+            if fusion {
+                mutator.enable_fusion(g);
+            }
+            (InputParser::new(g), mutator)
+        });
         GrammarWorker {
-            tools: grammar.map(|g| (InputParser::new(g), GrammarMutator::new(g.info().code))),
+            tools,
             parsed: Vec::new(),
         }
     }
@@ -198,8 +228,11 @@ impl GrammarWorker {
             pool: &grammar.pool,
         };
         let buffer = scratch.mutant_buffer();
-        let Some(applied) = grammar_mutator.mutate(mutator.rng_mut(), sources, max_len, buffer)
-        else {
+        let applied = grammar_mutator.mutate(mutator.rng_mut(), sources, max_len, buffer);
+        let (fusion_tried, fusion_made) = grammar_mutator.take_fusion_counts();
+        grammar.fusion_tried += fusion_tried;
+        grammar.fusion_made += fusion_made;
+        let Some(applied) = applied else {
             grammar.misses[index] += 1;
             return false;
         };

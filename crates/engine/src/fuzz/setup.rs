@@ -127,7 +127,7 @@ fn gather(given: Given<'_>) -> Result<Parts, EngineError> {
         .transpose()?;
     let grammar_corpus = grammar
         .as_ref()
-        .map(|g| GrammarCorpus::new(g, &options.fragments))
+        .map(|g| GrammarCorpus::new(g, &options.fragments, options.fusion))
         .transpose()?;
     Ok(Parts {
         started,

@@ -1,7 +1,7 @@
 //! Which grammar a campaign mutates with: `--grammar NAME`, `none` or
 //! `auto`, and the target's `setGrammar()` (docs/grammar.md).
 
-use php_fuzz_grammar::Grammar;
+use php_fuzz_grammar::{Grammar, fusion_supported};
 use php_fuzz_harness::TargetInfo;
 use php_fuzz_storage::CorpusFile;
 
@@ -42,6 +42,12 @@ pub(in crate::fuzz) fn choose_grammar(
     };
     if chosen.grammar.is_none() && !options.fragments.is_empty() {
         return Err(EngineError::FragmentsWithoutGrammar);
+    }
+    if options.fusion && !chosen.grammar.as_ref().is_some_and(fusion_supported) {
+        let found = chosen.grammar.as_ref().map_or("none", Grammar::name);
+        return Err(EngineError::FusionWithoutPhp {
+            found: found.to_string(),
+        });
     }
     Ok(chosen)
 }
