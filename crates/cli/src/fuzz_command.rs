@@ -109,6 +109,12 @@ pub struct FuzzArgs {
     /// replays a campaign exactly.
     #[arg(long)]
     pub entropic_scale_per_exec_time: bool,
+    /// Weigh corpus entries by their run time under the plain schedule too (AFL's performance
+    /// score: a tenth of the weight for an entry ten times slower than the average, three times
+    /// for one four times faster). Off until an evaluation shows it pays (docs/scheduling.md).
+    /// The weights then depend on timing, so --seed no longer replays a campaign exactly.
+    #[arg(long)]
+    pub scale_per_exec_time: bool,
     /// Append the campaign's statistics (JSON lines every 5 s: runs, exec/s, cov, ft,
     /// corpus, crashes, rss) to FILE [default: CORPUS/.php-fuzz/stats.jsonl, none without
     /// a corpus directory]; report-coverage plots them.
@@ -196,8 +202,9 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         entropic: args.entropic.then_some(EntropicOptions {
             number_of_rarest_features: args.entropic_number_of_rarest_features,
             feature_frequency_threshold: args.entropic_feature_frequency_threshold,
-            scale_per_exec_time: args.entropic_scale_per_exec_time,
+            scale_per_exec_time: args.entropic_scale_per_exec_time || args.scale_per_exec_time,
         }),
+        scale_per_exec_time: args.scale_per_exec_time,
         stats: args
             .stats
             .clone()

@@ -94,3 +94,28 @@ fn libfuzzer_takes_its_entropic_flags() {
         run.all()
     );
 }
+
+/// The plain schedule scaled by run time (`--scale-per-exec-time`) still
+/// finds both planted bugs.
+#[test]
+fn a_campaign_scaled_by_run_time_finds_both_planted_bugs() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = fixture("json-parser/target.php");
+    let run = php_fuzz(
+        &[
+            "fuzz",
+            target.to_str().unwrap(),
+            "corpus",
+            "--scale-per-exec-time",
+            "--seed",
+            "1",
+            "--max-time",
+            "60",
+            "--max-crashes",
+            "2",
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.code(), 77, "{}", run.all());
+    assert_eq!(artifacts(dir.path(), "crash-").len(), 2, "{}", run.all());
+}

@@ -54,6 +54,9 @@ pub struct Corpus {
     /// template looping 10,000 times, one digit from 100,000) does not
     /// spend the campaign's time on timeouts.
     hangs: Vec<u8>,
+    /// The plain schedule scales each entry's weight by AFL's performance
+    /// score of its run time (`--scale-per-exec-time`).
+    scale_per_exec_time: bool,
 }
 
 /// Halvings of an entry's weight for mutants that hung, at most.
@@ -89,6 +92,14 @@ impl Corpus {
 
     pub fn max_len(&self) -> usize {
         self.entries.iter().map(|e| e.data.len()).max().unwrap_or(0)
+    }
+
+    /// Scales the plain schedule's weights by run time from now on: AFL's
+    /// performance score, from a tenth of the weight for an entry ten times
+    /// slower than the average to three times for one four times faster.
+    pub fn scale_per_exec_time(&mut self) {
+        self.scale_per_exec_time = true;
+        self.dirty = true;
     }
 
     /// Schedules with Entropic from now on (before any entry is added).
@@ -203,14 +214,42 @@ impl Corpus {
                 true => MAX_HANG_HALVINGS,
                 false => 0,
             };
+            let average = self.scale_per_exec_time.then(|| self.average_micros());
             let mut sum = 0u64;
             for (entry, &hangs) in self.entries.iter().zip(&self.hangs) {
-                sum += ((1 + entry.unique.len().min(64) as u64) << scale) >> hangs;
+                let mut weight = (1 + entry.unique.len().min(64) as u64) << scale;
+                if let Some(average) = average {
+                    weight *= perf_twentieths(entry.micros, average);
+                }
+                sum += weight >> hangs;
                 self.cumulative.push(sum);
             }
         }
         self.dirty = false;
     }
+
+    /// The mean run time of the entries whose run time is known (µs).
+    fn average_micros(&self) -> f64 {
+        let (sum, count) = self
+            .entries
+            .iter()
+            .filter(|e| e.micros > 0)
+            .fold((0u64, 0u64), |(s, c), e| (s + u64::from(e.micros), c + 1));
+        if count == 0 {
+            0.0
+        } else {
+            sum as f64 / count as f64
+        }
+    }
+}
+
+/// AFL's performance score in twentieths (an integer weight factor: 2 for
+/// 0.1, 20 for 1, 60 for 3); 20 when the run time or the average is unknown.
+fn perf_twentieths(micros: u32, average: f64) -> u64 {
+    if average <= 0.0 {
+        return 20;
+    }
+    (entropic::perf_score(micros, average) * 20.0).round() as u64
 }
 
 /// True if every feature of `required` (sorted, each once) is in
@@ -279,6 +318,32 @@ mod tests {
         }
         assert!(counts[0] > 0);
         assert!(counts[1] > counts[0] * 10, "{counts:?}");
+    }
+
+    #[test]
+    fn scaled_by_run_time_a_fast_entry_is_picked_more_than_a_slow_one() {
+        let mut corpus = Corpus::new();
+        for micros in [4_000, 100, 100, 100] {
+            let mut e = entry(b"x", &[1]);
+            e.micros = micros;
+            corpus.add(e);
+        }
+        let picks = |corpus: &mut Corpus| {
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(1);
+            let mut counts = [0u32; 4];
+            for _ in 0..8000 {
+                counts[corpus.pick(&mut rng).unwrap().0 as usize] += 1;
+            }
+            counts
+        };
+        let plain = picks(&mut corpus);
+        assert!((1700..2300).contains(&plain[0]), "unscaled: {plain:?}");
+        corpus.scale_per_exec_time();
+        // Average 1,075 µs: the slow entry is 3.7× it (0.5), the fast ones
+        // under a quarter of it (3): weights 10 : 60 : 60 : 60.
+        let scaled = picks(&mut corpus);
+        assert!((250..650).contains(&scaled[0]), "scaled: {scaled:?}");
+        assert!(scaled[1] > scaled[0] * 4, "scaled: {scaled:?}");
     }
 
     #[test]

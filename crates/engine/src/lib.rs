@@ -82,6 +82,9 @@ pub struct FuzzOptions {
     /// Pick corpus entries by the Entropic power schedule (`--entropic`);
     /// `None` keeps the plain schedule.
     pub entropic: Option<corpus::EntropicOptions>,
+    /// The plain schedule weighs entries by AFL's performance score of
+    /// their run time (`--scale-per-exec-time`).
+    pub scale_per_exec_time: bool,
     /// The statistics file to append to (JSON lines, see
     /// `php_fuzz_storage::StatsLine`); `None` writes none.
     pub stats: Option<PathBuf>,
@@ -141,6 +144,7 @@ impl Default for FuzzOptions {
             seed_dirs: Vec::new(),
             findings_dir: None,
             entropic: None,
+            scale_per_exec_time: false,
             stats: None,
             adaptive_timeout: false,
             mutation_schedule: MutationSchedule::Uniform,

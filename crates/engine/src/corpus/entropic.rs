@@ -294,7 +294,7 @@ fn average_micros(inputs: &[InputEnergy]) -> Option<f64> {
 /// AFL's performance score, as libFuzzer's `-entropic_scale_per_exec_time`
 /// uses it: from a tenth of the energy for an entry ten times slower than
 /// the average to three times for one four times faster.
-fn perf_score(micros: u32, average: f64) -> f64 {
+pub(super) fn perf_score(micros: u32, average: f64) -> f64 {
     if micros == 0 {
         return 1.0;
     }

@@ -313,6 +313,9 @@ fn share(parts: Parts, feedbacks: Vec<Option<CmpFeedback>>) -> Campaign {
     if let Some(entropic) = parts.options.entropic {
         corpus.enable_entropic(entropic);
     }
+    if parts.options.scale_per_exec_time {
+        corpus.scale_per_exec_time();
+    }
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             corpus,
