@@ -35,29 +35,16 @@ impl Analyzer<'_> {
 
     /// A `{ … }` hook body gets an entry counter like a method; the
     /// expression of `get => expr;` or `set => expr;` is wrapped like an
-    /// arrow function's body, except in a by-reference `&get` hook.
+    /// arrow function's body (fields `body` and `reference_modifier` alike),
+    /// except in a by-reference `&get` hook.
     pub(super) fn property_hook(&mut self, node: Node<'_>, depth: u32) {
         let Some(body) = node.child_by_field_id(self.grammar.fields.body.get()) else {
             return;
         };
         if self.grammar.kind(body) == NodeKind::CompoundStatement {
             self.body_entry(node, BlockKind::PropertyHook, depth);
-            return;
-        }
-        if node
-            .child_by_field_id(self.grammar.fields.reference_modifier.get())
-            .is_some()
-        {
-            self.by_reference.push(body.id());
-            return;
-        }
-        if let Some(arrow) = self.grammar.child_of_kind(node, NodeKind::FatArrow) {
-            self.wrap(
-                body,
-                BlockKind::ArrowFunctionBody,
-                arrow.start_byte(),
-                depth + 1,
-            );
+        } else {
+            self.arrow_function(node, depth);
         }
     }
 
