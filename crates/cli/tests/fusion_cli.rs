@@ -9,10 +9,10 @@ use std::path::Path;
 
 use common::{fixture, php_fuzz};
 
-/// Runs a 20,000-run campaign of `fixtures/real/php-parser` with its seeds
-/// and `flags`; returns its stderr. None, loudly, when PHP-Parser is not
-/// installed (outside CI; in CI that is a failure).
-fn php_parser_campaign(flags: &[&str]) -> Option<String> {
+/// Runs a campaign of `runs` runs of `fixtures/real/php-parser` with its
+/// seeds and `flags`; returns its stderr. None, loudly, when PHP-Parser is
+/// not installed (outside CI; in CI that is a failure).
+fn php_parser_campaign(flags: &[&str], runs: &str) -> Option<String> {
     let library = Path::new("/usr/share/php/PhpParser");
     if !library.is_dir() {
         let message = format!(
@@ -42,7 +42,7 @@ fn php_parser_campaign(flags: &[&str]) -> Option<String> {
         "--seed",
         "1",
         "--max-runs",
-        "20000",
+        runs,
         "--no-cmp",
     ];
     args.extend_from_slice(flags);
@@ -69,16 +69,18 @@ fn fusion_counts(err: &str) -> (u64, u64) {
 
 #[test]
 fn fusion_makes_mutants_with_the_flag_and_none_without() {
-    let Some(on) = php_parser_campaign(&["--fusion"]) else {
+    let Some(on) = php_parser_campaign(&["--fusion"], "30000") else {
         return;
     };
     let (tried, made) = fusion_counts(&on);
+    // Grammar mutants are about a tenth of PHP-Parser's runs (a quarter of
+    // its work), and most fusions of its corpus find no link.
     assert!(
-        tried >= 100 && made >= 50,
+        tried >= 100 && made >= 20,
         "tried {tried}, made {made}:\n{on}"
     );
     for flags in [&["--no-fusion"][..], &["--fusion", "--no-fusion"], &[]] {
-        let off = php_parser_campaign(flags).unwrap();
+        let off = php_parser_campaign(flags, "5000").unwrap();
         assert!(off.contains("fusion: off"), "{flags:?}:\n{off}");
         assert!(
             !off.contains("fusion: tried") && !off.contains("GrammarFusion"),

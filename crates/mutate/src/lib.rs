@@ -21,7 +21,7 @@ mod torc;
 pub use dictionary::{Dictionary, DictionaryError};
 pub use length_control::LengthControl;
 pub use mutators::{DEFAULT_DEPTH, Mutator, MutatorKind, Sequence};
-pub use schedule::{Mix, Schedule, Source};
+pub use schedule::{Mix, RUN_OVERHEAD_BLOCKS, Schedule, Source};
 pub use torc::Torc;
 
 /// The generator behind every random choice: portable across platforms and

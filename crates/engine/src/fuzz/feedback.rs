@@ -118,6 +118,10 @@ pub(super) fn absorb(
         }
         if !scratch.crashed[index] {
             state.corpus.count_run(mutant.map(|m| m.parent), features);
+            if let (Some(mutant), Some(grammar)) = (mutant, &mut state.grammar) {
+                let made_by_grammar = mutant.sequence.grammar.is_some();
+                grammar.count_run(made_by_grammar, scratch.micros[index], input.len());
+            }
         }
     }
     Ok(())

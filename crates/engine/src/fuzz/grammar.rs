@@ -5,26 +5,25 @@
 //! `build_batch` makes a share of its mutants with a grammar mutation,
 //! falling back to bytes when none applies.
 
+mod budget;
 mod choice;
 
 use std::path::PathBuf;
 
 use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser, ParsedInput, Sources};
-use php_fuzz_mutate::{Mutator, Source};
+use php_fuzz_mutate::{Mutator, MutatorKind, Source};
 use rand::RngExt;
 
 use super::Shared;
-use super::scratch::Scratch;
+use super::scratch::{Origin, Scratch};
 use crate::EngineError;
 use crate::corpus::{Corpus, EntryId};
 use crate::output::Mutations;
 use crate::replay::collect_inputs;
 
+use budget::GrammarBudget;
 pub(super) use choice::choose_grammar;
 
-/// A grammar mutation is tried for this share of mutants (numerator,
-/// denominator); the others, and those it cannot make, are byte mutants.
-const GRAMMAR_SHARE: (u32, u32) = (1, 3);
 /// An entry whose grammar mutation failed this many times in a row is left
 /// to the byte mutator until the pool grows: a failed try costs as much as
 /// a cheap execution (on a no-op target, a quarter of the loop's time).
@@ -47,6 +46,29 @@ pub(super) struct GrammarCorpus {
     fusion: bool,
     fusion_tried: u64,
     fusion_made: u64,
+    /// The mutants' runs, grammar mutants first, then the others: how
+    /// many, their time in the target and their length (what the grammar
+    /// costs in exec/s, docs/grammar.md).
+    runs: [MutantRuns; 2],
+}
+
+/// What one kind of mutant cost: runs, microseconds and bytes, summed.
+#[derive(Debug, Default, Clone, Copy)]
+struct MutantRuns {
+    runs: u64,
+    micros: u64,
+    bytes: u64,
+}
+
+impl MutantRuns {
+    fn describe(&self, what: &str) -> String {
+        let runs = self.runs.max(1);
+        format!(
+            "{what} {} µs, {} bytes",
+            self.micros / runs,
+            self.bytes / runs
+        )
+    }
 }
 
 impl GrammarCorpus {
@@ -80,6 +102,7 @@ impl GrammarCorpus {
             fusion,
             fusion_tried: 0,
             fusion_made: 0,
+            runs: [MutantRuns::default(); 2],
         })
     }
 
@@ -116,6 +139,26 @@ impl GrammarCorpus {
         )
     }
 
+    /// Counts a mutant's run that did not crash: `grammar` says whether a
+    /// grammar mutation made it.
+    pub fn count_run(&mut self, grammar: bool, micros: u32, len: usize) {
+        let runs = &mut self.runs[usize::from(!grammar)];
+        runs.runs += 1;
+        runs.micros += u64::from(micros);
+        runs.bytes += len as u64;
+    }
+
+    /// How long the mutants ran on average, for the campaign's last lines.
+    pub fn describe_runs(&self) -> String {
+        let [grammar, others] = &self.runs;
+        let share = 100.0 * grammar.runs as f64 / (grammar.runs + others.runs).max(1) as f64;
+        format!(
+            "{}; {}; grammar mutants were {share:.0} % of the mutants run",
+            grammar.describe("grammar mutants ran"),
+            others.describe("other mutants")
+        )
+    }
+
     /// How often grammar mutation applied, for the campaign's last lines.
     pub fn describe_use(&self) -> String {
         let fusion = if self.fusion {
@@ -139,6 +182,8 @@ impl GrammarCorpus {
 pub(super) struct GrammarWorker {
     tools: Option<(InputParser, GrammarMutator)>,
     parsed: Vec<(EntryId, ParsedInput)>,
+    /// The uniform schedule's odds of a grammar mutant.
+    budget: GrammarBudget,
 }
 
 impl GrammarWorker {
@@ -155,6 +200,7 @@ impl GrammarWorker {
         GrammarWorker {
             tools,
             parsed: Vec::new(),
+            budget: GrammarBudget::default(),
         }
     }
 
@@ -186,7 +232,34 @@ impl GrammarWorker {
         }
     }
 
-    /// With [`GRAMMAR_SHARE`]'s odds, queues a grammar mutant of `parent`
+    /// Counts what the batch's grammar and byte mutants cost the target,
+    /// for the uniform schedule's odds ([`budget`]). Input-to-state
+    /// candidates and custom mutants are neither.
+    pub fn learn_costs(&mut self, scratch: &Scratch) {
+        let (Some(_), Origin::Mutants(mutants)) = (&self.tools, &scratch.origin) else {
+            return;
+        };
+        for (mutant, &blocks) in mutants.iter().zip(&scratch.run_blocks) {
+            let first = mutant
+                .sequence
+                .bytes
+                .as_ref()
+                .and_then(|s| s.kinds().first());
+            let other_source = matches!(
+                first,
+                Some(
+                    MutatorKind::InputToState | MutatorKind::Custom | MutatorKind::CustomCrossOver
+                )
+            );
+            if !other_source {
+                self.budget
+                    .record(mutant.sequence.grammar.is_some(), blocks);
+            }
+        }
+    }
+
+    /// With the schedule's odds (under the uniform one, those that give
+    /// grammar mutants a quarter of the target's work), queues a grammar mutant of `parent`
     /// (`partner` for CrossOver) in `scratch`. False if it did not: the
     /// caller makes a byte mutant instead. Draws from `mutator`'s generator
     /// only when a grammar is on, so byte-only campaigns replay as before.
@@ -204,13 +277,12 @@ impl GrammarWorker {
         let Some((_, grammar_mutator)) = &mut self.tools else {
             return false;
         };
-        let (numerator, denominator) = GRAMMAR_SHARE;
-        let grammar_turn = if mutator.schedule().is_learned() {
-            let odds = mutator.schedule().odds(Source::Grammar);
-            mutator.rng_mut().random_bool(odds.clamp(0.0, 1.0))
+        let odds = if mutator.schedule().is_learned() {
+            mutator.schedule().odds(Source::Grammar)
         } else {
-            mutator.rng_mut().random_ratio(numerator, denominator)
+            self.budget.odds()
         };
+        let grammar_turn = mutator.rng_mut().random_bool(odds.clamp(0.0, 1.0));
         if !grammar_turn {
             return false;
         }

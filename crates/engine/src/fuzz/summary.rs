@@ -53,6 +53,10 @@ fn summarize(shared: &Shared) -> Result<FuzzSummary, EngineError> {
             corpus.describe_use(),
             corpus.describe()
         ));
+        shared.out.line(&format!(
+            "INFO: mean run of the mutants: {}",
+            corpus.describe_runs()
+        ));
     }
     let runs = shared.runs.load(Ordering::Relaxed);
     let cmp = state.auto_dictionary.as_ref().map(|auto| CmpSummary {

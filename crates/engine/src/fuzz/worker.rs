@@ -148,6 +148,7 @@ fn worker_loop(
                 finish_and_collect(shared, &mut executor, &mut current)?;
                 absorb(shared, &mut shared.lock(), &mut current)?;
                 learn_schedule(shared, &mut mutator, &current);
+                grammar.learn_costs(&current);
                 confirm_saved_crashes(shared, &mut current)?;
                 grammar.learn(shared, &mut current);
                 if let Some(cmp) = cmp.as_mut() {
