@@ -21,10 +21,12 @@
 //! - **draw:** an arm's weight is `FLOOR / n + (1 - FLOOR) × scale × rate
 //!   / Σ scale × rate`, its rate `(credit + prior) / (cost + prior cost)`:
 //!   an arm that has found nothing yet starts at the average. The scale
-//!   makes equal rates give the uniform schedule's odds (input-to-state
-//!   candidates half of a batch, grammar mutants a third of the rest), so
-//!   the learned schedule starts where the uniform one is, and moves only
-//!   on evidence.
+//!   makes equal rates give fixed odds (input-to-state candidates half of
+//!   a batch, grammar mutants a third of the rest: the uniform schedule's
+//!   until it gave grammar mutants a share of the target's work instead,
+//!   and what docs/evaluations/scheduling measured), so the learned
+//!   schedule starts where the uniform one was, and moves only on
+//!   evidence.
 //!
 //! Updating costs a few additions per run and one pass over the arms per
 //! batch; drawing a byte mutator is a walk over 14 weights.
@@ -79,8 +81,10 @@ pub const RUN_OVERHEAD_BLOCKS: u64 = 200;
 /// average cost: the weight of the prior.
 const PRIOR_RUNS: f64 = 50.0;
 
-/// libFuzzer's odds of a grammar mutant, and the largest share of a batch
-/// input-to-state candidates take, under the uniform schedule.
+/// The odds of a grammar mutant the learned schedule starts from, and the
+/// largest share of a batch input-to-state candidates take under the
+/// uniform schedule. (The uniform schedule's grammar odds are the engine's:
+/// a quarter of the target's work, crates/engine/src/fuzz/grammar/budget.rs.)
 pub const UNIFORM_GRAMMAR_SHARE: f64 = 1.0 / 3.0;
 pub const UNIFORM_I2S_SHARE: f64 = 0.5;
 
