@@ -11,7 +11,7 @@ mod choice;
 use std::path::PathBuf;
 
 use php_fuzz_grammar::{FragmentPool, Grammar, GrammarMutator, InputParser, ParsedInput, Sources};
-use php_fuzz_mutate::{Mutator, MutatorKind, Source};
+use php_fuzz_mutate::{Mutator, Source};
 use rand::RngExt;
 
 use super::Shared;
@@ -240,27 +240,17 @@ impl GrammarWorker {
             return;
         };
         for (mutant, &blocks) in mutants.iter().zip(&scratch.run_blocks) {
-            let first = mutant
-                .sequence
-                .bytes
-                .as_ref()
-                .and_then(|s| s.kinds().first());
-            let other_source = matches!(
-                first,
-                Some(
-                    MutatorKind::InputToState | MutatorKind::Custom | MutatorKind::CustomCrossOver
-                )
-            );
-            if !other_source {
-                self.budget
-                    .record(mutant.sequence.grammar.is_some(), blocks);
+            match mutant.source() {
+                Some(Source::Grammar) => self.budget.record(true, blocks),
+                None => self.budget.record(false, blocks),
+                Some(Source::InputToState | Source::Custom) => {}
             }
         }
     }
 
     /// With the schedule's odds (under the uniform one, those that give
-    /// grammar mutants a quarter of the target's work), queues a grammar mutant of `parent`
-    /// (`partner` for CrossOver) in `scratch`. False if it did not: the
+    /// grammar mutants a quarter of the target's work), queues a grammar
+    /// mutant of `parent` (`partner` for CrossOver) in `scratch`. False if it did not: the
     /// caller makes a byte mutant instead. Draws from `mutator`'s generator
     /// only when a grammar is on, so byte-only campaigns replay as before.
     #[allow(clippy::too_many_arguments)]

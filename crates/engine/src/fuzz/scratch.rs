@@ -9,7 +9,7 @@ use php_fuzz_coverage::{
 };
 use php_fuzz_harness::{Batch, Coverage, Crash};
 use php_fuzz_mutate::cmp::{closeness, records};
-use php_fuzz_mutate::{Mutator, MutatorKind, Sequence};
+use php_fuzz_mutate::{Mutator, MutatorKind, Sequence, Source};
 
 use super::FINGERPRINT_CACHE_BITS;
 use crate::corpus::EntryId;
@@ -30,6 +30,21 @@ pub(super) struct Mutant {
     /// Its words from the target's comparisons (`Scratch::tokens_of`):
     /// they join the auto-dictionary if it finds coverage.
     tokens: (u32, u32),
+}
+
+impl Mutant {
+    /// The source that made it, as the mutation schedule counts sources;
+    /// None for byte mutations (their own kinds are in `sequence.bytes`).
+    pub fn source(&self) -> Option<Source> {
+        if self.sequence.grammar.is_some() {
+            return Some(Source::Grammar);
+        }
+        match self.sequence.bytes.as_ref()?.kinds().first()? {
+            MutatorKind::InputToState => Some(Source::InputToState),
+            MutatorKind::Custom | MutatorKind::CustomCrossOver => Some(Source::Custom),
+            _ => None,
+        }
+    }
 }
 
 /// Where a batch's inputs come from, one entry per input.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use php_fuzz_harness::{Executor, ExecutorStats};
-use php_fuzz_mutate::{Mutator, MutatorKind, Schedule, Source};
+use php_fuzz_mutate::{Mutator, Schedule, Source};
 use php_fuzz_storage::CorpusFile;
 
 use super::batch::build_batch;
@@ -185,18 +185,10 @@ fn learn_schedule(shared: &Shared, mutator: &mut Mutator, scratch: &Scratch) {
         return;
     }
     for (index, mutant) in mutants.iter().enumerate() {
-        let kinds = mutant
-            .sequence
-            .bytes
-            .as_ref()
-            .map_or(&[][..], |s| s.kinds());
-        let (source, kinds) = match kinds.first() {
-            Some(MutatorKind::InputToState) => (Some(Source::InputToState), &[][..]),
-            Some(MutatorKind::Custom | MutatorKind::CustomCrossOver) => {
-                (Some(Source::Custom), &[][..])
-            }
-            _ if mutant.sequence.grammar.is_some() => (Some(Source::Grammar), kinds),
-            _ => (None, kinds),
+        let source = mutant.source();
+        let kinds = match (source, &mutant.sequence.bytes) {
+            (None, Some(sequence)) => sequence.kinds(),
+            _ => &[][..],
         };
         let found = scratch.new_feature_counts[index] as usize;
         schedule.credit(kinds, source, found, u64::from(scratch.run_blocks[index]));
