@@ -76,6 +76,10 @@ pub struct Executor {
     queued: VecDeque<Queued>,
     /// The harness's memory when the last Run was sent.
     baseline_rss: u64,
+    /// The harness was dropped for memory growth: the next start is
+    /// counted as a memory restart (one that never happens, at the end of
+    /// a campaign, is not).
+    retired_for_memory: bool,
     /// Coverage pieces of the run in progress, folded.
     earlier: EdgeCounter,
     has_earlier: bool,
@@ -138,6 +142,7 @@ impl Executor {
             stats: ExecutorStats::default(),
             queued: VecDeque::new(),
             baseline_rss: 0,
+            retired_for_memory: false,
             earlier: EdgeCounter::new(),
             has_earlier: false,
             chunk_tail: Vec::new(),
@@ -291,7 +296,7 @@ impl Executor {
                     if retry_alone {
                         // Memory grown over earlier runs ran out: a restart
                         // for memory growth, as in `replace_if_grown`.
-                        self.stats.memory_restarts += 1;
+                        self.retired_for_memory = true;
                         pace = Pace::Alone { streaming: false };
                         self.clear_earlier();
                         next = index;
@@ -387,7 +392,7 @@ impl Executor {
         let rss = rss_kb >> 10;
         self.note_rss(rss);
         if rss > self.config.rss_limit_mb / 2 {
-            self.stats.memory_restarts += 1;
+            self.retired_for_memory = true;
             self.drop_process_and_queue();
         }
     }

@@ -41,6 +41,16 @@ const MAX_OOM_WAIT: u32 = 5;
 const STUCK_GROWTH_KB: u64 = 8 << 10;
 /// Growth below this (a few pages) is noise, not a rate to project.
 const STUCK_NOISE_KB: u64 = 64;
+/// A run's growth over its first 100 ms or so understates its rate (it
+/// grows into memory its allocator freed earlier first, and a loaded
+/// machine gives it less of a core), so the projection is doubled: a run
+/// left alone costs a timeout, a run asked wrongly loses an out-of-memory.
+const STUCK_GROWTH_MARGIN: f64 = 2.0;
+/// A run's CPU and memory are measured over at least this span before it
+/// is asked where it is stuck: over a shorter one, a run that grows into
+/// memory its allocator freed earlier looks flat, and a loaded machine's
+/// late poll would leave no more than that.
+const STUCK_WINDOW_MS: u64 = 50;
 
 /// What to do after one poll slice of silence.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -162,11 +172,11 @@ impl Watch {
         };
         let (from, from_cpu, from_kb) = *self.busy_from.get_or_insert((now, cpu_ms, rss_kb));
         let wall_ms = now.saturating_duration_since(from).as_millis() as u64;
-        let busy = wall_ms >= 20 && cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
+        let busy = wall_ms >= STUCK_WINDOW_MS && cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
         let grown = rss_kb.saturating_sub(from_kb);
         let reaches_limit = || {
             let rate_kb_per_ms = grown as f64 / wall_ms.max(1) as f64;
-            rate_kb_per_ms * self.timeout.as_millis() as f64
+            rate_kb_per_ms * self.timeout.as_millis() as f64 * STUCK_GROWTH_MARGIN
                 >= (self.limit_mb << 10).saturating_sub(rss_kb) as f64
         };
         let growing = grown > STUCK_GROWTH_KB || (grown >= STUCK_NOISE_KB && reaches_limit());

@@ -40,6 +40,9 @@ impl Executor {
             match spawned {
                 Ok(process) => {
                     self.stats.harness_starts += 1;
+                    if std::mem::take(&mut self.retired_for_memory) {
+                        self.stats.memory_restarts += 1;
+                    }
                     self.stats.forks = self.forker.forks;
                     let restart = self.info.is_some();
                     self.info = Some(process.info.clone());
