@@ -250,9 +250,10 @@ impl GrammarWorker {
 
     /// With the schedule's odds (under the uniform one, those that give
     /// grammar mutants a quarter of the target's work), queues a grammar
-    /// mutant of `parent` (`partner` for CrossOver) in `scratch`. False if it did not: the
-    /// caller makes a byte mutant instead. Draws from `mutator`'s generator
-    /// only when a grammar is on, so byte-only campaigns replay as before.
+    /// mutant of `parent` (`partner` for CrossOver) in `scratch`. False if
+    /// it did not: the caller makes a byte mutant instead. Draws from
+    /// `mutator`'s generator only when a grammar is on, so byte-only
+    /// campaigns replay as before.
     #[allow(clippy::too_many_arguments)]
     pub fn push_mutant(
         &mut self,
