@@ -13,7 +13,24 @@ const QUOTED: char = '\u{e000}';
 /// comes from the input (`of type null`, `class Foo`, `function foo()`).
 const NAMING_WORDS: [&str; 6] = ["type", "class", "interface", "trait", "enum", "function"];
 
-/// Masks the parts of a message's first line that quote the input: quoted
+/// Messages of libxml2 (DOM, SimpleXML, XMLReader) that quote the input
+/// bare, without quotes: each `%s` is the input's text, whatever it holds
+/// (spaces, `<`, `&`, bytes outside ASCII). A `%s` at the end runs to the
+/// end of the line: `unterminated entity reference %15s` quotes the next 15
+/// bytes of the input, which tell nothing about the bug.
+const BARE_INPUT_TEMPLATES: [&str; 8] = [
+    "unterminated entity reference %s",
+    "Tag %s invalid",
+    "Unexpected end tag : %s",
+    "Opening and ending tag mismatch: %s and %s",
+    "Attribute %s redefined",
+    "Element %s embeds close tag",
+    "Namespace prefix %s on %s is not defined",
+    "Namespace prefix %s for %s on %s is not defined",
+];
+
+/// Masks the parts of a message's first line that quote the input: the
+/// input in libxml2's messages ([`BARE_INPUT_TEMPLATES`]), quoted
 /// strings (to the last matching quote of the message, newlines included,
 /// or to its end when none closes), numbers, single characters (`illegal hex digit x`, whatever
 /// the character, a space or a quote included), class and function names
@@ -21,8 +38,9 @@ const NAMING_WORDS: [&str; 6] = ["type", "class", "interface", "trait", "enum", 
 /// `type`, `function`…), and words with bytes outside ASCII. Each masked
 /// part becomes one `…`.
 pub fn normalize_message(message: &str) -> String {
-    // Quotes first: a quoted key may hold a newline.
-    let masked = mask_quotes(message);
+    let bare_masked = mask_bare_input(message);
+    // Quotes next: a quoted key may hold a newline.
+    let masked = mask_quotes(bare_masked.as_deref().unwrap_or(message));
     let quoted = masked.split('\n').next().unwrap_or("");
     let trimmed = quoted.trim_end();
     let mut out = String::with_capacity(trimmed.len());
@@ -42,6 +60,49 @@ pub fn normalize_message(message: &str) -> String {
         push_mask(&mut out);
     }
     out
+}
+
+/// The message with each hole of the first [`BARE_INPUT_TEMPLATES`] entry
+/// that its first line holds replaced by [`QUOTED`]; `None` when none does.
+fn mask_bare_input(message: &str) -> Option<String> {
+    let line_end = message.find('\n').unwrap_or(message.len());
+    let (line, rest) = message.split_at(line_end);
+    BARE_INPUT_TEMPLATES.iter().find_map(|template| {
+        let masked = fill_template(line, template)?;
+        Some(masked + rest)
+    })
+}
+
+/// `line` with the text that fills each `%s` of `template` replaced by
+/// [`QUOTED`], when the template's wording appears in it from the start of
+/// a word: `Tag %s invalid` matches `DOMDocument::loadHTML(): Tag svgx
+/// invalid in Entity`.
+fn fill_template(line: &str, template: &str) -> Option<String> {
+    let mut pieces = template.split("%s");
+    let head = pieces.next()?;
+    let start = line.match_indices(head).map(|(at, _)| at).find(|&at| {
+        line[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric())
+    })?;
+    let mut out = String::with_capacity(line.len());
+    out.push_str(&line[..start + head.len()]);
+    let mut at = start + head.len();
+    for piece in pieces {
+        let hole_end = if piece.is_empty() {
+            line.len()
+        } else {
+            at + line[at..].find(piece)?
+        };
+        if hole_end > at {
+            out.push(QUOTED);
+        }
+        out.push_str(piece);
+        at = hole_end + piece.len();
+    }
+    out.push_str(&line[at..]);
+    Some(out)
 }
 
 /// Replaces each quoted string by [`QUOTED`]. A quote between two letters
@@ -291,6 +352,44 @@ mod tests {
             normalize_message("the harness died (killed by signal 11 (SIGSEGV))"),
             normalize_message("the harness died (killed by signal 9 (SIGKILL))")
         );
+    }
+
+    #[test]
+    fn libxml_quotes_the_input_bare_and_all_of_it_is_masked() {
+        let expected = "… unterminated entity reference …";
+        for fifteen_bytes in [
+            "               p",
+            "           &&&<C",
+            "&&svg&&&tarrws=l</",
+            "!mlns:tt2h9pnLeftarsonLeftws=\u{fffd}\u{fffd}l</p",
+            "ggl/9pwrabggl/9pwrab",
+            "t'x\"<head",
+            "",
+        ] {
+            let message = format!("DOMXPath::query(): unterminated entity reference {fifteen_bytes}");
+            assert_eq!(normalize_message(&message), expected, "{message:?}");
+        }
+        assert_eq!(
+            normalize_message("DOMDocument::loadHTML(): Tag svgx invalid in Entity, line: 3"),
+            normalize_message("DOMDocument::loadHTML(): Tag my<tag invalid in Entity, line: 9"),
+        );
+        assert_eq!(
+            normalize_message("DOMDocument::loadXML(): Opening and ending tag mismatch: a line 1 and b"),
+            "… Opening and ending tag mismatch: … and …"
+        );
+        assert_eq!(
+            normalize_message("DOMDocument::loadHTML(): Unexpected end tag : p in Entity, line: 1"),
+            "… Unexpected end tag … …"
+        );
+    }
+
+    #[test]
+    fn libxml_wording_inside_a_word_or_without_its_tail_is_not_a_template() {
+        assert_eq!(
+            normalize_message("Preunterminated entity reference abc"),
+            "Preunterminated entity reference abc"
+        );
+        assert_eq!(normalize_message("Tag list is empty"), "Tag list is empty");
     }
 
     #[test]
