@@ -366,7 +366,8 @@ mod tests {
             "t'x\"<head",
             "",
         ] {
-            let message = format!("DOMXPath::query(): unterminated entity reference {fifteen_bytes}");
+            let message =
+                format!("DOMXPath::query(): unterminated entity reference {fifteen_bytes}");
             assert_eq!(normalize_message(&message), expected, "{message:?}");
         }
         assert_eq!(
@@ -374,7 +375,9 @@ mod tests {
             normalize_message("DOMDocument::loadHTML(): Tag my<tag invalid in Entity, line: 9"),
         );
         assert_eq!(
-            normalize_message("DOMDocument::loadXML(): Opening and ending tag mismatch: a line 1 and b"),
+            normalize_message(
+                "DOMDocument::loadXML(): Opening and ending tag mismatch: a line 1 and b"
+            ),
             "… Opening and ending tag mismatch: … and …"
         );
         assert_eq!(
