@@ -322,7 +322,7 @@ final class Harness
             . ($config->customMutator !== null ? "\1" : "\0")
             . ($config->customCrossOver !== null ? "\1" : "\0")
             . Wire::stringList($detectors)
-            . Wire::stringList($writable);
+            . Wire::stringList($writable) . Wire::bytes($config->arguments ?? '');
         if ($config->customMutator !== null || $config->customCrossOver !== null) {
             $this->mutation = new CustomMutation(
                 $this->wire,

@@ -29,6 +29,14 @@ foreach (['FuzzTest', 'Fuzzing', 'FuzzMethod', 'Replay', 'Bootstrap', 'HookMetho
     require __DIR__ . '/PHPUnit/' . $class . '.php';
 }
 
+// Typed arguments (docs/autofuzz.md), loaded only by targets that use them.
+\spl_autoload_register(static function (string $class): void {
+    $prefix = 'PhpFuzz\\Arguments\\';
+    if (\strncmp($class, $prefix, \strlen($prefix)) === 0 && \is_file($file = __DIR__ . '/Arguments/' . \substr($class, \strlen($prefix)) . '.php')) {
+        require $file;
+    }
+}, true, true);
+
 \class_alias(\PhpFuzzer\Config::class, 'PhpFuzzer\Fuzzer');
 
 $wire = \PhpFuzz\Wire::open((int) ($argv[1] ?? 3), (int) ($argv[2] ?? 4));

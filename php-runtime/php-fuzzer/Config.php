@@ -38,6 +38,12 @@ final class Config
      * @var list<class-string<\Throwable>>
      */
     public $neverAllowed = [];
+    /**
+     * @internal a typed target's parameter schema, JSON (docs/autofuzz.md):
+     * set by autofuzz and typed fuzz tests, whose inputs are argument entries
+     * @var string|null
+     */
+    public $arguments = null;
 
     public function setTarget(\Closure $target): void
     {

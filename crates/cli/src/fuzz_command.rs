@@ -16,7 +16,9 @@ use crate::harness_args::{CoverageArgs, HarnessArgs, positive_seconds};
 /// Arguments of `php-fuzz fuzz`.
 #[derive(clap::Args, Debug)]
 pub struct FuzzArgs {
-    /// The target file (php-fuzzer format: calls $config->setTarget()).
+    /// The target: a target file (php-fuzzer format: calls $config->setTarget()), a PHPUnit fuzz
+    /// test (FILE.php[::method]), or a function or method to call with typed arguments
+    /// ('App\Parser::parse', docs/autofuzz.md).
     pub target: PathBuf,
     /// Corpus directory: read recursively, created if missing, new entries written here.
     /// A temporary directory is used (and printed) when omitted.
@@ -159,10 +161,20 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
     }
     let out = Arc::new(Output::new(args.quiet));
     let fuzz_test = session.fuzz_test.take();
+    let callee = session.callee.take();
     let corpus = args
         .corpus
         .clone()
-        .or_else(|| fuzz_test.as_ref().map(|t| t.corpus()));
+        .or_else(|| fuzz_test.as_ref().map(|t| t.corpus()))
+        .or_else(|| callee.as_ref().map(|c| c.corpus()));
+    if let Some(callee) = &callee {
+        out.line(&format!(
+            "INFO: fuzzing {} with typed arguments (docs/autofuzz.md): target file {}, corpus in {}",
+            callee.name,
+            callee.target_file.display(),
+            corpus.as_deref().unwrap_or(&callee.corpus()).display()
+        ));
+    }
     if let Some(test) = &fuzz_test {
         out.line(&format!(
             "INFO: fuzzing {}: seeds and findings in {}, corpus in {}",
@@ -190,6 +202,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
             .as_ref()
             .map(|t| t.folder.clone())
             .into_iter()
+            .chain(fuzz_test.as_ref().and_then(|t| t.provided_seeds.clone()))
             .filter(|folder| folder.is_dir())
             .collect(),
         findings_dir: fuzz_test.as_ref().map(|t| t.folder.clone()),

@@ -28,6 +28,9 @@ pub struct FuzzTest {
     pub work: PathBuf,
     /// The attribute's timeout, in seconds.
     pub timeout: Option<f64>,
+    /// A typed method's seeds from its #[TestWith] rows and data provider
+    /// sets, written as entries; `None` when it has none.
+    pub provided_seeds: Option<PathBuf>,
 }
 
 impl FuzzTest {
@@ -84,6 +87,9 @@ struct Method {
     error: Option<String>,
     timeout: Option<f64>,
     folder: String,
+    /// A typed method's #[TestWith] rows and data provider sets, as entries.
+    #[serde(default)]
+    seeds: Vec<String>,
 }
 
 /// `FILE.php::method` → (`FILE.php`, `method`).
@@ -122,13 +128,38 @@ pub fn resolve(target: &Path, php: &Path) -> anyhow::Result<Option<FuzzTest>> {
     let target_file = work.join("target.php");
     std::fs::write(&target_file, target_source(&description, &chosen.name))
         .with_context(|| format!("cannot write {}", target_file.display()))?;
+    let provided_seeds = write_provided_seeds(&work, &chosen.seeds)?;
     Ok(Some(FuzzTest {
         target_file,
         name: format!("{}::{}", file.display(), chosen.name),
         folder: PathBuf::from(&chosen.folder),
         work,
         timeout: chosen.timeout,
+        provided_seeds,
     }))
+}
+
+/// Writes a typed method's provided seeds into `work/provided/`, one file
+/// per entry named by its hash, replacing what an earlier run wrote there.
+fn write_provided_seeds(work: &Path, seeds: &[String]) -> anyhow::Result<Option<PathBuf>> {
+    let folder = work.join("provided");
+    if folder.is_dir() {
+        std::fs::remove_dir_all(&folder)
+            .with_context(|| format!("cannot clear {}", folder.display()))?;
+    }
+    if seeds.is_empty() {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    for seed in seeds {
+        let path = folder.join(format!(
+            "provided-{}",
+            php_fuzz_storage::content_hash(seed.as_bytes())
+        ));
+        std::fs::write(&path, seed).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(Some(folder))
 }
 
 fn looks_like_fuzz_test(file: &Path) -> bool {
@@ -211,17 +242,23 @@ fn choose<'a>(
 
 /// `$XDG_CACHE_HOME/php-fuzz/fuzz-tests/<Class>-<method>-<hash of the test's path>/`.
 fn work_folder(description: &Description, method: &str) -> anyhow::Result<PathBuf> {
+    let key = format!("{}\n{}", description.file, description.class);
+    let hash = &php_fuzz_storage::content_hash(key.as_bytes())[..12];
+    Ok(cache_folder()?
+        .join("fuzz-tests")
+        .join(format!("{}-{method}-{hash}", description.short_name)))
+}
+
+/// `$XDG_CACHE_HOME/php-fuzz/` (else `~/.cache/php-fuzz/`): generated
+/// target files and the working corpora of fuzz tests and callees.
+pub fn cache_folder() -> anyhow::Result<PathBuf> {
     let cache = match std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from) {
         Some(dir) if dir.is_absolute() => dir,
         _ => std::env::var_os("HOME")
             .map(|home| PathBuf::from(home).join(".cache"))
-            .context("neither XDG_CACHE_HOME nor HOME is set: php-fuzz has no cache folder for the fuzz test's corpus")?,
+            .context("neither XDG_CACHE_HOME nor HOME is set: php-fuzz has no cache folder for its working corpus")?,
     };
-    let key = format!("{}\n{}", description.file, description.class);
-    let hash = &php_fuzz_storage::content_hash(key.as_bytes())[..12];
-    Ok(cache
-        .join("php-fuzz/fuzz-tests")
-        .join(format!("{}-{method}-{hash}", description.short_name)))
+    Ok(cache.join("php-fuzz"))
 }
 
 fn target_source(description: &Description, method: &str) -> String {

@@ -10,6 +10,7 @@ use php_fuzz_harness::{
 };
 use php_fuzz_instrument::{Coverage, Hooks, StubStyle};
 
+use crate::callee_target::{CalleeOptions, CalleeTarget};
 use crate::fuzz_test_target::FuzzTest;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -58,6 +59,14 @@ pub struct HarnessArgs {
     /// would outside php-fuzz (refused by default; see docs/detectors.md, "Side effects").
     #[arg(long)]
     pub allow_side_effects: bool,
+    /// For a target named as a function or method (`'App\Parser::parse'`): the autoloader to
+    /// load [default: the nearest vendor/autoload.php above the working folder].
+    #[arg(long, value_name = "FILE")]
+    pub autoload: Option<PathBuf>,
+    /// For a target named as a function or method: an exception class (or interface) whose
+    /// instances are normal results, besides \Exception and the callee's @throws (repeatable).
+    #[arg(long = "allowed-exception", value_name = "CLASS")]
+    pub allowed_exceptions: Vec<String>,
 }
 
 /// clap's check of `--detectors`: an unknown name is an error listing the known ones.
@@ -129,6 +138,8 @@ pub struct Session {
     pub sources: Arc<SourceServer>,
     /// The PHPUnit fuzz test the target named, if it named one.
     pub fuzz_test: Option<FuzzTest>,
+    /// The function or method the target named, if it named one.
+    pub callee: Option<CalleeTarget>,
 }
 
 impl Session {
@@ -151,6 +162,21 @@ impl Session {
 pub const DEFAULT_TIMEOUT_SECS: f64 = 3.0;
 
 impl HarnessArgs {
+    /// `--autoload` and `--allowed-exception` as a reproduce command repeats them.
+    fn callee_flags(&self) -> String {
+        let mut flags = String::new();
+        if let Some(autoload) = &self.autoload {
+            let path = std::fs::canonicalize(autoload).unwrap_or_else(|_| autoload.clone());
+            flags.push_str(" --autoload ");
+            flags.push_str(&php_fuzz_engine::shell_quote(&path.display().to_string()));
+        }
+        for class in &self.allowed_exceptions {
+            flags.push_str(" --allowed-exception ");
+            flags.push_str(&php_fuzz_engine::shell_quote(class));
+        }
+        flags
+    }
+
     pub fn timeout_secs(&self) -> f64 {
         self.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)
     }
@@ -162,10 +188,31 @@ impl HarnessArgs {
 
     /// A session whose served files record the blocks `coverage` keeps.
     pub fn session_with(&self, target: &Path, coverage: Coverage) -> anyhow::Result<Session> {
-        let fuzz_test = crate::fuzz_test_target::resolve(target, &self.php)?;
-        let target = match &fuzz_test {
-            Some(test) => test.target_file.clone(),
-            None => check_target(target)?,
+        let callee = if crate::callee_target::is_callee(target) {
+            let options = CalleeOptions {
+                autoload: self.autoload.clone(),
+                allowed_exceptions: self.allowed_exceptions.clone(),
+            };
+            Some(crate::callee_target::resolve(
+                &target.to_string_lossy(),
+                &options,
+            )?)
+        } else {
+            if !self.allowed_exceptions.is_empty() {
+                bail!(
+                    "--allowed-exception is for a target named as a function or method; a target file calls $config->setAllowedExceptions()"
+                );
+            }
+            None
+        };
+        let fuzz_test = match callee {
+            Some(_) => None,
+            None => crate::fuzz_test_target::resolve(target, &self.php)?,
+        };
+        let target = match (&fuzz_test, &callee) {
+            (Some(test), _) => test.target_file.clone(),
+            (None, Some(callee)) => callee.target_file.clone(),
+            (None, None) => check_target(target)?,
         };
         if self.rss_limit_mb < 32 {
             bail!(
@@ -186,7 +233,13 @@ impl HarnessArgs {
             .or(fuzz_test.as_ref().and_then(|t| t.timeout))
             .unwrap_or(DEFAULT_TIMEOUT_SECS);
         config.timeout = Duration::from_secs_f64(timeout);
-        config.display_name = fuzz_test.as_ref().map(|t| t.name.clone());
+        config.display_name = fuzz_test
+            .as_ref()
+            .map(|t| t.name.clone())
+            .or_else(|| callee.as_ref().map(|c| c.name.clone()));
+        if callee.is_some() {
+            config.name_flags = self.callee_flags();
+        }
         config.rss_limit_mb = self.rss_limit_mb;
         config.malloc_limit_mb = self.malloc_limit_mb.unwrap_or(0);
         config.forward_output = self.show_output;
@@ -211,6 +264,7 @@ impl HarnessArgs {
                     .with_hooks(hooks),
             ),
             fuzz_test,
+            callee,
         })
     }
 }

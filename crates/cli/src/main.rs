@@ -1,5 +1,7 @@
 //! The `php-fuzz` binary: parses the command line and wires the libraries together.
 
+mod autofuzz_command;
+mod callee_target;
 mod detectors_command;
 mod exit_codes;
 mod fuzz_command;
@@ -18,6 +20,7 @@ mod report_command;
 mod report_sarif_command;
 mod run_single_command;
 mod stdout;
+mod test_writer;
 mod wrapper_command;
 
 use std::process::ExitCode;
@@ -39,6 +42,8 @@ struct Cli {
 enum Command {
     /// Fuzz a target: mutate inputs, keep those reaching new coverage, save every distinct crash.
     Fuzz(Box<fuzz_command::FuzzArgs>),
+    /// Fuzz a function or method with typed arguments, no target file written: 'App\Parser::parse'.
+    Autofuzz(Box<autofuzz_command::AutofuzzArgs>),
     /// Run inputs (files or directories) once each and report how each ends.
     RunSingle(run_single_command::RunSingleArgs),
     /// Shrink a crashing input while it keeps crashing the same way.
@@ -67,6 +72,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Fuzz(args) => fuzz_command::run(args),
+        Command::Autofuzz(args) => autofuzz_command::run(args),
         Command::RunSingle(args) => run_single_command::run(args),
         Command::MinimizeCrash(args) => minimize_command::run(args),
         Command::ReportCoverage(args) => report_command::run(args),

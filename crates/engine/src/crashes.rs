@@ -390,6 +390,7 @@ pub fn replay_flags(config: &HarnessConfig, style: StubStyle) -> String {
     if config.allow_side_effects {
         flags.push_str(" --allow-side-effects");
     }
+    flags.push_str(&config.name_flags);
     flags
 }
 

@@ -90,6 +90,10 @@ pub struct HarnessConfig {
     /// `--allow-side-effects`: runs may start processes, connect and write
     /// anywhere, as they would outside php-fuzz.
     pub allow_side_effects: bool,
+    /// Options a reproduce command needs to resolve `display_name` as this
+    /// session did (a callee's `--autoload`, `--allowed-exception`); each
+    /// starts with a space.
+    pub name_flags: String,
 }
 
 impl HarnessConfig {
@@ -119,6 +123,7 @@ impl HarnessConfig {
             fork_server: true,
             detectors: None,
             allow_side_effects: false,
+            name_flags: String::new(),
         }
     }
 

@@ -70,6 +70,9 @@ pub struct TargetInfo {
     pub detectors: DetectorSet,
     /// Where runs may write (empty with `--allow-side-effects`).
     pub writable: Vec<std::path::PathBuf>,
+    /// A typed target's parameter schema, JSON (docs/autofuzz.md); `None`
+    /// for a target that takes bytes.
+    pub arguments: Option<Vec<u8>>,
 }
 
 /// Which custom mutation hooks the target file set.
@@ -279,6 +282,7 @@ impl HarnessProcess {
                 custom: CustomHooks::default(),
                 detectors: DetectorSet::NONE,
                 writable: Vec::new(),
+                arguments: None,
             },
             status: None,
         }
@@ -350,6 +354,7 @@ impl HarnessProcess {
                     custom_crossover,
                     detectors,
                     writable,
+                    arguments,
                 } => {
                     self.info = TargetInfo {
                         php_version: String::from_utf8_lossy(php_version).into_owned(),
@@ -381,6 +386,7 @@ impl HarnessProcess {
                             .iter()
                             .map(|w| Path::new(OsStr::from_bytes(w)).to_path_buf())
                             .collect(),
+                        arguments: (!arguments.is_empty()).then(|| arguments.to_vec()),
                     };
                     self.consume_frame();
                     return Ok(());

@@ -158,6 +158,8 @@ pub enum Event<'a> {
         detectors: Vec<&'a [u8]>,
         /// The folders runs may write in (empty: side effects allowed).
         writable: Vec<&'a [u8]>,
+        /// A typed target's parameters, JSON (docs/autofuzz.md); empty for bytes.
+        arguments: &'a [u8],
     },
     LoadFailed {
         problem: Problem<'a>,

@@ -152,6 +152,7 @@ impl Runtime {
             .tempdir()?;
         fs::create_dir(dir.path().join("PHPUnit"))?;
         fs::create_dir(dir.path().join("Detectors"))?;
+        fs::create_dir(dir.path().join("Arguments"))?;
         for (name, contents) in FILES {
             fs::write(dir.path().join(name), contents)?;
         }
@@ -189,6 +190,12 @@ impl Runtime {
     /// The script that describes a PHPUnit fuzz test (`php phpunit-probe.php TEST_FILE`).
     pub fn phpunit_probe(&self) -> PathBuf {
         self.root.join("phpunit-probe.php")
+    }
+
+    /// The script that reads a callee's or a package's typed entry points
+    /// (`php arguments-probe.php MODE …`, docs/autofuzz.md).
+    pub fn arguments_probe(&self) -> PathBuf {
+        self.root.join("arguments-probe.php")
     }
 
     pub fn fuzzing_context(&self) -> PathBuf {

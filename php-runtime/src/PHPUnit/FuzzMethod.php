@@ -15,7 +15,7 @@ final class FuzzMethod
         public readonly string $class,
         public readonly string $name,
         public readonly FuzzTest $options,
-        /** 'string' or 'provider' (a \PhpFuzz\FuzzedDataProvider) */
+        /** 'string', 'provider' (a \PhpFuzz\FuzzedDataProvider) or 'arguments' (typed, docs/autofuzz.md) */
         public readonly string $takes,
         /** why the method cannot be a fuzz test, or null */
         public readonly ?string $error,
@@ -85,10 +85,38 @@ final class FuzzMethod
         return \dirname((string) (new \ReflectionClass($this->class))->getFileName()) . '/' . $dictionary;
     }
 
-    /** The argument the method is called with for $input. */
-    public function argument(string $input): string|\PhpFuzz\FuzzedDataProvider
+    /**
+     * The arguments the method is called with for $input: the input, a
+     * FuzzedDataProvider over it, or the values of a typed entry.
+     *
+     * @return list<mixed>
+     * @throws \PhpFuzz\Arguments\EntryError a typed method's input is no entry
+     */
+    public function arguments(string $input): array
     {
-        return $this->takes === 'provider' ? new \PhpFuzz\FuzzedDataProvider($input) : $input;
+        return match ($this->takes) {
+            'provider' => [new \PhpFuzz\FuzzedDataProvider($input)],
+            'arguments' => \PhpFuzz\Arguments\Entry::parse($input),
+            default => [$input],
+        };
+    }
+
+    /** A typed method's parameters as the engine reads them (docs/autofuzz.md). */
+    public function schema(): array
+    {
+        return \PhpFuzz\Arguments\Signature::ofTestMethod(new \ReflectionMethod($this->class, $this->name));
+    }
+
+    /**
+     * Seeds of a typed method: the rows of its #[TestWith] / @testWith and
+     * the sets of its #[DataProvider] / @dataProvider, as entries; rows that
+     * cannot be written (objects of other classes) are left out.
+     *
+     * @return list<string>
+     */
+    public function seeds(): array
+    {
+        return $this->takes === 'arguments' ? \PhpFuzz\Arguments\Seeds::of(new \ReflectionMethod($this->class, $this->name)) : [];
     }
 
     private static function from(\ReflectionMethod $method, \ReflectionAttribute $attribute): FuzzMethod
@@ -101,36 +129,51 @@ final class FuzzMethod
             $options = new FuzzTest();
             $error = "the #[FuzzTest] of $name is invalid: " . $e->getMessage();
         }
-        $takes = self::parameterKind($method);
+        [$takes, $typeProblem] = self::parameterKind($method);
         $problems = \array_filter([
             $method->isStatic() ? 'is static' : null,
             $method->isPublic() ? null : 'is not public',
-            $takes === null ? 'takes (' . self::describeParameters($method) . ')' : null,
+            $takes === null ? 'takes no parameter' : null,
         ]);
         if ($error === null && $problems !== []) {
-            $error = "$name cannot be a fuzz test: it must be a public, non-static method that takes one parameter, "
-                . '`string $input` or `\PhpFuzz\FuzzedDataProvider $data`; this one ' . \implode(' and ', $problems);
+            $error = "$name cannot be a fuzz test: it must be a public, non-static method that takes "
+                . '`string $input`, a `\PhpFuzz\FuzzedDataProvider $data` or typed parameters; this one ' . \implode(' and ', $problems);
+        } elseif ($error === null && $typeProblem !== null) {
+            $error = "$name cannot be a fuzz test: $typeProblem";
         }
 
         return new FuzzMethod($method->getDeclaringClass()->getName(), $method->getName(), $options, $takes ?? 'string', $error);
     }
 
-    private static function parameterKind(\ReflectionMethod $method): ?string
+    /**
+     * What the method takes: 'string' (one `string $input`), 'provider', or
+     * 'arguments' (any other typed parameters, read as autofuzz reads them),
+     * and why typed parameters cannot be built, if they cannot.
+     *
+     * @return array{?string, ?string}
+     */
+    private static function parameterKind(\ReflectionMethod $method): array
     {
         $parameters = $method->getParameters();
-        if (\count($parameters) < 1 || $method->getNumberOfRequiredParameters() > 1) {
-            return null;
+        if ($parameters === []) {
+            return [null, null];
         }
         $type = $parameters[0]->getType();
-        if (!$type instanceof \ReflectionNamedType) {
-            return null;
+        if (\count($parameters) === 1 && $type instanceof \ReflectionNamedType) {
+            if ($type->getName() === 'string' && !$type->allowsNull()) {
+                return ['string', null];
+            }
+            if ($type->getName() === \PhpFuzz\FuzzedDataProvider::class) {
+                return ['provider', null];
+            }
+        }
+        try {
+            \PhpFuzz\Arguments\Signature::ofTestMethod($method);
+        } catch (\PhpFuzz\Arguments\NotFuzzable $e) {
+            return ['arguments', $e->getMessage() . ' (' . self::describeParameters($method) . ')'];
         }
 
-        return match ($type->getName()) {
-            'string' => 'string',
-            \PhpFuzz\FuzzedDataProvider::class => 'provider',
-            default => null,
-        };
+        return ['arguments', null];
     }
 
     private static function describeParameters(\ReflectionMethod $method): string

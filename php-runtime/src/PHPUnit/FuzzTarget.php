@@ -35,6 +35,7 @@ final class FuzzTarget
                 'timeout' => $method->options->timeout,
                 'set_up_once' => $method->options->setUpOnce,
                 'folder' => $method->folder(),
+                'seeds' => $method->error === null ? $method->seeds() : [],
             ];
         }
 
@@ -80,6 +81,9 @@ final class FuzzTarget
             $config->addDictionary($fuzz->dictionary());
         }
         $config->setAllowedExceptions($fuzz->options->allowedExceptions);
+        if ($fuzz->takes === 'arguments') {
+            \PhpFuzz\Arguments\Autofuzz::describe($config, $fuzz->schema());
+        }
         $config->setTarget(self::target($class, $fuzz));
     }
 
@@ -97,7 +101,12 @@ final class FuzzTarget
         [$pre, $post, $name] = [$hooks->get('preCondition'), $hooks->get('postCondition'), $fuzz->name];
         $body = static function (string $input) use ($test, $fuzz, $name, $call, $pre, $post): void {
             $call($pre);
-            $test->{$name}($fuzz->argument($input));
+            try {
+                $arguments = $fuzz->arguments($input);
+            } catch (\PhpFuzz\Arguments\EntryError) {
+                return; // only a byte-level replacement makes one; the engine checks what it sends
+            }
+            \PhpFuzz\Arguments\Invoker::call([$test, $name], $arguments);
             $call($post);
         };
         if (!$fuzz->options->setUpOnce) {
