@@ -44,6 +44,16 @@ impl Torc {
         self.filled.is_empty()
     }
 
+    /// The operands in the table, both of each pair, pairs in the order
+    /// their slots were first filled: for mutators that pick an operand of
+    /// one kind (an integer, a string) without encoding it as bytes.
+    pub fn operands(&self) -> impl Iterator<Item = &Value> + '_ {
+        self.filled.iter().flat_map(move |&slot| {
+            let (a, b) = self.slots[slot].as_ref().expect("filled slot");
+            [a, b]
+        })
+    }
+
     /// The `n`th pair in use (`n < len()`).
     pub(crate) fn get(&self, n: usize) -> &(Value, Value) {
         self.slots[self.filled[n]].as_ref().expect("filled slot")
@@ -92,5 +102,8 @@ mod tests {
         assert_eq!(torc.len(), 2);
         assert_eq!(*torc.get(0), (bytes("a"), bytes("b")));
         assert_eq!(*torc.get(1), (Value::Int(1), Value::Int(2)));
+        let operands: Vec<&Value> = torc.operands().collect();
+        assert_eq!(operands, [&bytes("a"), &bytes("b"), &Value::Int(1), &Value::Int(2)]);
+        assert_eq!(Torc::new().operands().count(), 0);
     }
 }
