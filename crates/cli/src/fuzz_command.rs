@@ -298,6 +298,17 @@ fn print_summary(out: &Output, s: &FuzzSummary) {
             cmp.traced, cmp.candidates, cmp.source_words, cmp.auto_words
         ));
     }
+    if let Some(rejected) = s.rejected_calls {
+        out.line(&format!(
+            "     typed arguments: {} calls, {rejected} rejected by the callee's types{}",
+            s.runs,
+            if rejected > 0 {
+                " (php-fuzz built arguments PHP refused at the call: please report it)"
+            } else {
+                ""
+            }
+        ));
+    }
     if s.crashes.is_empty() {
         out.line("==== No crashes found.");
         return;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use php_fuzz_engine::{MinimizeOptions, TIMEOUT_MARGIN, minimize, preview};
+use php_fuzz_engine::{EntryChecker, MinimizeOptions, TIMEOUT_MARGIN, minimize, preview};
 use php_fuzz_harness::Executor;
 
 use crate::harness_args::{HarnessArgs, positive_seconds};
@@ -34,7 +34,10 @@ pub fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot read input {}", args.input.display()))?;
     let session = args.harness.session(&args.target)?;
     let mut executor = Executor::new(session.config, Arc::clone(&session.sources));
-    executor.start()?;
+    let info = executor.start()?;
+    if let Some(checker) = EntryChecker::from_ready(info.arguments.as_deref())? {
+        checker.check(&args.input, &input)?;
+    }
     let options = MinimizeOptions {
         max_runs: args.max_runs,
         max_time: args.max_time.map(Duration::from_secs_f64),
@@ -60,7 +63,9 @@ pub fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     ));
     std::fs::write(&path, &outcome.input)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    let status = if outcome.one_minimal {
+    let status = if outcome.one_minimal && outcome.typed {
+        "1-minimal: making any one argument smaller loses the crash"
+    } else if outcome.one_minimal {
         "1-minimal: removing or simplifying any single byte loses the crash"
     } else {
         "stopped by a limit before reaching a 1-minimal input"

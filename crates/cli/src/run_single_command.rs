@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use php_fuzz_engine::{CrashContext, collect_inputs, crash_report, replay};
+use php_fuzz_engine::{CrashContext, EntryChecker, collect_inputs, crash_report, replay};
 use php_fuzz_harness::Executor;
 
 use crate::exit_codes;
@@ -46,6 +46,9 @@ pub fn run(args: &RunSingleArgs) -> anyhow::Result<ExitCode> {
     }
     let mut executor = Executor::new(session.config, std::sync::Arc::clone(&session.sources));
     let info = executor.start()?.clone();
+    if let Some(checker) = EntryChecker::from_ready(info.arguments.as_deref())? {
+        checker.check_files(&files)?;
+    }
     for warning in &info.load_warnings {
         eprintln!("WARNING: while loading the target: {}", warning.headline());
     }

@@ -24,6 +24,7 @@ mod setup;
 mod stats;
 mod summary;
 mod timeout;
+mod typed;
 mod worker;
 
 use php_fuzz_coverage::{FeatureSet, FingerprintCache};
@@ -43,6 +44,7 @@ use scratch::Scratch;
 use seeds::{after_seeds, run_seeds};
 use setup::Campaign;
 use stats::CampaignStats;
+use typed::TypedTarget;
 use worker::run_workers;
 
 /// Slots (as a power of two) of the caches of runs known to hold no new
@@ -76,6 +78,9 @@ pub struct FuzzSummary {
     pub seed: u64,
     /// What comparison feedback did; `None` with `--no-cmp`.
     pub cmp: Option<CmpSummary>,
+    /// A typed target's calls PHP refused at the call itself (a TypeError
+    /// there: php-fuzz's bug, never a finding); `None` for bytes.
+    pub rejected_calls: Option<u64>,
 }
 
 /// What comparison feedback did in a campaign.
@@ -170,6 +175,8 @@ struct Shared {
     custom: Option<CustomSetup>,
     /// The statistics file, if any (`--stats`, or the corpus directory's).
     stats: Option<Mutex<CampaignStats>>,
+    /// A typed target's parameters (docs/autofuzz.md); `None` for bytes.
+    typed: Option<TypedTarget>,
 }
 
 impl State {

@@ -10,6 +10,7 @@
 mod auto_dictionary;
 mod corpus;
 mod crashes;
+mod entries;
 mod fuzz;
 mod in_flight;
 mod merge;
@@ -24,6 +25,7 @@ use std::time::Duration;
 pub use auto_dictionary::AUTO_DICTIONARY_FILE;
 pub use corpus::{Corpus, EntropicOptions, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, replay_flags, shell_quote};
+pub use entries::EntryChecker;
 pub use fuzz::{CmpSummary, FuzzSummary, StopReason, fuzz};
 pub use in_flight::save_in_flight;
 pub use merge::{MergeEvent, MergeOutcome, MergeProgress, merge};
@@ -199,4 +201,12 @@ pub enum EngineError {
     FusionWithoutPhp { found: String },
     #[error("a worker thread panicked")]
     WorkerPanicked,
+    /// The harness described a typed target's parameters in a way the
+    /// engine cannot read (docs/autofuzz.md): php-fuzz's own bug.
+    #[error("the typed target's parameters: {0}")]
+    Arguments(String),
+    /// A typed corpus entry that does not parse or fit its parameters:
+    /// `FILE:LINE:COLUMN: …` or `FILE: argument N ($name): …`.
+    #[error("{0}")]
+    Entry(String),
 }

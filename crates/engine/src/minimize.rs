@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 
 use php_fuzz_harness::{Batch, Crash, CrashKind, Executor};
 
-use crate::EngineError;
 use crate::signature::signature;
+use crate::{EngineError, EntryChecker};
+
+mod typed;
 
 const SPECULATIVE_BATCH: usize = 32;
 
@@ -40,6 +42,9 @@ pub struct MinimizeOutcome {
     /// For a timeout: the harness timeout every kept input hung past
     /// ([`TIMEOUT_MARGIN`] × `--timeout`).
     pub timeout_at: Option<Duration>,
+    /// A typed entry, minimized argument by argument: `one_minimal` then
+    /// means no single argument can be made smaller.
+    pub typed: bool,
 }
 
 /// A timeout is minimized with the harness's timeout this many times
@@ -55,6 +60,14 @@ pub fn minimize(
     mut progress: impl FnMut(usize, u64),
 ) -> Result<MinimizeOutcome, EngineError> {
     let started = Instant::now();
+    let checker = EntryChecker::from_ready(
+        executor
+            .target_info()
+            .and_then(|info| info.arguments.as_deref()),
+    )?;
+    if let Some(checker) = &checker {
+        checker.check(std::path::Path::new("the input"), input)?;
+    }
     let mut batch = Batch::new();
     let Some(mut crash) = run_alone(executor, &mut batch, input)? else {
         return Err(EngineError::NotACrash(
@@ -99,16 +112,21 @@ pub fn minimize(
     };
 
     let mut current = input.to_vec();
-    loop {
-        let before = current.clone();
-        search.remove_chunks(&mut current, &mut progress)?;
-        search.cut_ends(&mut current, &mut progress)?;
-        search.simplify_bytes(&mut current, &mut progress)?;
-        if search.stopped || current == before {
-            break;
+    let one_minimal = match &checker {
+        Some(checker) => search.shrink_entry(checker.schema(), &mut current, &mut progress)?,
+        None => {
+            loop {
+                let before = current.clone();
+                search.remove_chunks(&mut current, &mut progress)?;
+                search.cut_ends(&mut current, &mut progress)?;
+                search.simplify_bytes(&mut current, &mut progress)?;
+                if search.stopped || current == before {
+                    break;
+                }
+            }
+            !search.stopped
         }
-    }
-    let one_minimal = !search.stopped;
+    };
     Ok(MinimizeOutcome {
         original_len: input.len(),
         crash: search.crash.take().expect("set above"),
@@ -118,6 +136,7 @@ pub fn minimize(
         one_minimal,
         stopped_early: search.stopped,
         timeout_at,
+        typed: checker.is_some(),
         input: current,
     })
 }

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use php_fuzz_arguments::TypedMutation;
 use php_fuzz_grammar::GrammarMutation;
 use php_fuzz_harness::Crash;
 use php_fuzz_mutate::Sequence;
@@ -226,12 +227,19 @@ pub struct StatusLine {
 pub struct Mutations {
     pub grammar: Option<GrammarMutation>,
     pub bytes: Option<Sequence>,
+    /// A typed entry's mutation (docs/autofuzz.md): which argument, and
+    /// how; its string's byte mutations are in `bytes`.
+    pub typed: Option<TypedMutation>,
 }
 
 impl fmt::Display for Mutations {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let bytes = self.bytes.as_ref().map_or(&[][..], Sequence::kinds);
-        write!(f, "{} ", usize::from(self.grammar.is_some()) + bytes.len())?;
+        let stacked = usize::from(self.grammar.is_some()) + usize::from(self.typed.is_some());
+        write!(f, "{} ", stacked + bytes.len())?;
+        if let Some(typed) = &self.typed {
+            write!(f, "{}-", typed.name())?;
+        }
         if let Some(grammar) = self.grammar {
             write!(f, "{}-", grammar.name())?;
         }

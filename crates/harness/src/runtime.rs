@@ -17,6 +17,106 @@ macro_rules! runtime_file {
 }
 
 const FILES: &[(&str, &str)] = &[
+    (
+        "Arguments/Autofuzz.php",
+        runtime_file!("src/Arguments/Autofuzz.php"),
+    ),
+    (
+        "Arguments/CallGraph.php",
+        runtime_file!("src/Arguments/CallGraph.php"),
+    ),
+    (
+        "Arguments/CallRejected.php",
+        runtime_file!("src/Arguments/CallRejected.php"),
+    ),
+    (
+        "Arguments/ClassFinder.php",
+        runtime_file!("src/Arguments/ClassFinder.php"),
+    ),
+    (
+        "Arguments/ClassTable.php",
+        runtime_file!("src/Arguments/ClassTable.php"),
+    ),
+    (
+        "Arguments/ClassTypes.php",
+        runtime_file!("src/Arguments/ClassTypes.php"),
+    ),
+    (
+        "Arguments/DeclaredTypes.php",
+        runtime_file!("src/Arguments/DeclaredTypes.php"),
+    ),
+    (
+        "Arguments/DocPrinter.php",
+        runtime_file!("src/Arguments/DocPrinter.php"),
+    ),
+    (
+        "Arguments/DocTypeMapper.php",
+        runtime_file!("src/Arguments/DocTypeMapper.php"),
+    ),
+    (
+        "Arguments/DocTypes.php",
+        runtime_file!("src/Arguments/DocTypes.php"),
+    ),
+    (
+        "Arguments/Entry.php",
+        runtime_file!("src/Arguments/Entry.php"),
+    ),
+    (
+        "Arguments/EntryError.php",
+        runtime_file!("src/Arguments/EntryError.php"),
+    ),
+    (
+        "Arguments/EntryPointScan.php",
+        runtime_file!("src/Arguments/EntryPointScan.php"),
+    ),
+    (
+        "Arguments/EntryPoints.php",
+        runtime_file!("src/Arguments/EntryPoints.php"),
+    ),
+    (
+        "Arguments/Invoker.php",
+        runtime_file!("src/Arguments/Invoker.php"),
+    ),
+    (
+        "Arguments/Literal.php",
+        runtime_file!("src/Arguments/Literal.php"),
+    ),
+    (
+        "Arguments/NameContext.php",
+        runtime_file!("src/Arguments/NameContext.php"),
+    ),
+    (
+        "Arguments/NotFuzzable.php",
+        runtime_file!("src/Arguments/NotFuzzable.php"),
+    ),
+    (
+        "Arguments/ParameterReader.php",
+        runtime_file!("src/Arguments/ParameterReader.php"),
+    ),
+    (
+        "Arguments/Seeds.php",
+        runtime_file!("src/Arguments/Seeds.php"),
+    ),
+    (
+        "Arguments/Signature.php",
+        runtime_file!("src/Arguments/Signature.php"),
+    ),
+    (
+        "Arguments/SourceFile.php",
+        runtime_file!("src/Arguments/SourceFile.php"),
+    ),
+    (
+        "Arguments/TestWriter.php",
+        runtime_file!("src/Arguments/TestWriter.php"),
+    ),
+    (
+        "Arguments/Text.php",
+        runtime_file!("src/Arguments/Text.php"),
+    ),
+    (
+        "Arguments/Types.php",
+        runtime_file!("src/Arguments/Types.php"),
+    ),
     ("main.php", runtime_file!("internal/main.php")),
     ("Harness.php", runtime_file!("internal/Harness.php")),
     ("ProblemText.php", runtime_file!("internal/ProblemText.php")),
@@ -36,6 +136,10 @@ const FILES: &[(&str, &str)] = &[
     (
         "CustomMutation.php",
         runtime_file!("src/CustomMutation.php"),
+    ),
+    (
+        "arguments-probe.php",
+        runtime_file!("internal/arguments-probe.php"),
     ),
     (
         "phpunit-probe.php",
@@ -200,5 +304,27 @@ impl Runtime {
 
     pub fn fuzzing_context(&self) -> PathBuf {
         self.dir.path().join("FuzzingContext.php")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FILES;
+
+    /// Classes of `src/Arguments/` load by their file name (main.php's
+    /// autoloader): a file left out of `FILES` is a class missing at run time.
+    #[test]
+    fn every_typed_arguments_class_is_embedded() {
+        let dir = std::path::Path::new(env!("PHP_FUZZ_RUNTIME_DIR")).join("src/Arguments");
+        for entry in std::fs::read_dir(&dir).expect("src/Arguments") {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".php") {
+                let embedded = format!("Arguments/{name}");
+                assert!(
+                    FILES.iter().any(|(path, _)| *path == embedded),
+                    "{name} is not in runtime.rs's FILES"
+                );
+            }
+        }
     }
 }

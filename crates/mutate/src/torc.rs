@@ -103,7 +103,10 @@ mod tests {
         assert_eq!(*torc.get(0), (bytes("a"), bytes("b")));
         assert_eq!(*torc.get(1), (Value::Int(1), Value::Int(2)));
         let operands: Vec<&Value> = torc.operands().collect();
-        assert_eq!(operands, [&bytes("a"), &bytes("b"), &Value::Int(1), &Value::Int(2)]);
+        assert_eq!(
+            operands,
+            [&bytes("a"), &bytes("b"), &Value::Int(1), &Value::Int(2)]
+        );
         assert_eq!(Torc::new().operands().count(), 0);
     }
 }

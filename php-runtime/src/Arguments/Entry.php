@@ -33,8 +33,8 @@ namespace PhpFuzz\Arguments;
  * - closures' lists are read like constructor arguments (no keys);
  * - at most 256 brackets nest.
  *
- * write() prints what docs/autofuzz.md says (control bytes as `\xHH` in
- * lower case, `\x0a` too), keys for every item of an array that is not a
+ * write() prints what docs/autofuzz.md says (`\n`, `\r`, `\t`, other
+ * control bytes as `\xHH` in lower case), keys for every item of an array that is not a
  * list, floats as the engine prints them (see float()); a date as
  * `new DateTimeImmutable(…)` or `new DateTime(…)` (a subclass as the class
  * it extends, a named time zone as its offset).
@@ -804,7 +804,8 @@ final class Entry
 
     /**
      * A double-quoted literal: printable ASCII and valid UTF-8 as is, `"`,
-     * `\` and `$` escaped, every other byte \xHH (lower-case hex).
+     * `\` and `$` escaped, newline, carriage return and tab as `\n`, `\r`
+     * and `\t`, every other byte \xHH (lower-case hex).
      */
     private static function quote(string $string): string
     {
@@ -840,7 +841,12 @@ final class Entry
                 $i += $length;
                 continue;
             }
-            $out .= \sprintf('\x%02x', \ord($c));
+            $out .= match ($c) {
+                "\n" => '\n',
+                "\r" => '\r',
+                "\t" => '\t',
+                default => \sprintf('\x%02x', \ord($c)),
+            };
             $i++;
         }
     }

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
+use php_fuzz_arguments::ArgumentMutator;
 use php_fuzz_mutate::{Mutator, Source};
 
 use super::cmp::CmpFeedback;
@@ -16,15 +17,28 @@ use crate::corpus::{Corpus, EntryId};
 /// Fills `scratch` with input-to-state candidates (up to half the batch),
 /// then mutants of corpus entries. `in_flight` is a batch already queued,
 /// counted against --max-runs. Returns false if there is nothing to run.
+/// The mutators that know an input's structure, besides the byte mutator:
+/// a typed target's (its entries' arguments), the grammar's, the target's
+/// own custom mutator.
+pub(super) struct Structured<'a> {
+    pub arguments: Option<&'a mut ArgumentMutator>,
+    pub grammar: &'a mut GrammarWorker,
+    pub custom: Option<&'a mut CustomMutation>,
+}
+
 pub(super) fn build_batch(
     shared: &Shared,
     mutator: &mut Mutator,
-    grammar: &mut GrammarWorker,
-    mut custom: Option<&mut CustomMutation>,
+    structured: Structured<'_>,
     scratch: &mut Scratch,
     in_flight: Option<&Scratch>,
     cmp: Option<&mut CmpFeedback>,
 ) -> Result<bool, EngineError> {
+    let Structured {
+        mut arguments,
+        grammar,
+        mut custom,
+    } = structured;
     scratch.clear();
     let mut guard = shared.lock();
     let state = &mut *guard;
@@ -52,15 +66,22 @@ pub(super) fn build_batch(
             .min(size.div_ceil(2)),
         _ => size.div_ceil(2),
     };
+    let typed = shared.typed.as_ref();
     let candidates = match cmp {
         Some(cmp) => cmp.fill_batch(
             scratch,
             candidate_slots,
             |id| state.corpus.get(id).data.len(),
-            |parent_len| limit.max(parent_len).min(state.max_len),
+            |parent_len| match typed {
+                Some(_) => state.max_len,
+                None => limit.max(parent_len).min(state.max_len),
+            },
             |id| {
                 state.corpus.has_hung(id) || u128::from(state.corpus.get(id).micros) >= slow_micros
             },
+            // A replacement in a typed entry's text must leave an entry
+            // that fits the types, or the call would not be the API's.
+            |data| typed.is_none_or(|t| t.check(data).is_ok()),
         ),
         None => 0,
     };
@@ -70,6 +91,11 @@ pub(super) fn build_batch(
         };
         let partner = state.corpus.pick(mutator.rng_mut()).unwrap_or(parent);
         let parent_data = &state.corpus.get(parent).data;
+        if let Some(arguments) = arguments.as_deref_mut() {
+            let partner_data = &state.corpus.get(partner).data;
+            scratch.push_typed_mutant(arguments, mutator, parent, parent_data, partner_data);
+            continue;
+        }
         // As libFuzzer: the limit never cuts the parent itself.
         let max_len = limit.max(parent_data.len()).min(state.max_len);
         if let Some(trees) = &mut state.grammar

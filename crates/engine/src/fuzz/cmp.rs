@@ -303,6 +303,7 @@ impl CmpFeedback {
         parent_len: impl Fn(EntryId) -> usize,
         length_limit: impl Fn(usize) -> usize,
         risky: impl Fn(EntryId) -> bool,
+        fits: impl Fn(&[u8]) -> bool,
     ) -> usize {
         if self.hangs.spent() {
             return 0;
@@ -320,6 +321,9 @@ impl CmpFeedback {
             let Some(pending) = pending else {
                 break;
             };
+            if !fits(&pending.candidate.data) {
+                continue;
+            }
             let parent_len = parent_len(pending.parent);
             // Like every mutant, a candidate obeys length control: longer
             // than the limit (or its parent, which the limit never cuts), it

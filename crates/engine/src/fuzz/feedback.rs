@@ -135,6 +135,20 @@ pub(super) fn record_crash(
     input: &[u8],
     crash: &Crash,
 ) -> Result<Option<String>, EngineError> {
+    if let Some(typed) = &shared.typed
+        && crash.problem.class == super::typed::CALL_REJECTED
+    {
+        // PHP refused the generated arguments at the call: php-fuzz's bug,
+        // counted in the summary, never the library's finding.
+        if typed.count_rejected() {
+            shared.out.line(&format!(
+                "WARNING: PHP refused arguments php-fuzz built, at the call (php-fuzz's bug, not the library's; please report it): {}\n  input: {}",
+                crash.problem.message,
+                crate::output::preview(input, 300)
+            ));
+        }
+        return Ok(None);
+    }
     // Computed once for this input: the store, the report and the re-run
     // alone all take it from here.
     let signature = signature(crash);

@@ -308,6 +308,7 @@ impl GrammarWorker {
             Mutations {
                 grammar: Some(applied),
                 bytes: None,
+                typed: None,
             },
         );
         true

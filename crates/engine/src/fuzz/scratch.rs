@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
+use php_fuzz_arguments::ArgumentMutator;
 use php_fuzz_coverage::{
     EdgeCounter, Feature, FingerprintCache, fingerprint, value_profile_feature,
 };
@@ -231,6 +232,7 @@ impl Scratch {
             sequence: Mutations {
                 grammar: None,
                 bytes: Some(Sequence::single(MutatorKind::InputToState)),
+                typed: None,
             },
             shorter: data.len() < parent_len,
             tokens,
@@ -272,6 +274,32 @@ impl Scratch {
         let sequence = Mutations {
             grammar: None,
             bytes: Some(*mutator.last_sequence()),
+            typed: None,
+        };
+        let tokens = self.push_tokens(mutator.last_tokens().iter().map(Vec::as_slice));
+        self.queue_mutant(parent, parent_data.len(), sequence, tokens);
+    }
+
+    /// Queues a mutant of a typed entry: one argument changed
+    /// (docs/autofuzz.md). The parent itself again if nothing could change.
+    pub fn push_typed_mutant(
+        &mut self,
+        arguments: &mut ArgumentMutator,
+        mutator: &mut Mutator,
+        parent: EntryId,
+        parent_data: &[u8],
+        partner: &[u8],
+    ) {
+        let typed =
+            super::typed::mutate_entry(arguments, mutator, parent_data, partner, &mut self.input);
+        if typed.is_none() {
+            self.input.clear();
+            self.input.extend_from_slice(parent_data);
+        }
+        let sequence = Mutations {
+            grammar: None,
+            bytes: typed.and_then(|t| t.bytes()),
+            typed,
         };
         let tokens = self.push_tokens(mutator.last_tokens().iter().map(Vec::as_slice));
         self.queue_mutant(parent, parent_data.len(), sequence, tokens);
@@ -327,6 +355,7 @@ impl Scratch {
         let sequence = Mutations {
             grammar: None,
             bytes: Some(sequence),
+            typed: None,
         };
         self.queue_mutant(parent, parent_len, sequence, no_tokens);
     }

@@ -45,11 +45,17 @@ pub(super) fn run_seeds(
     // lengths keep their file-name order).
     seeds.sort_by_key(|seed| seed.data.len());
     if seeds.is_empty() {
-        seeds.push(CorpusFile {
+        // An empty directory: the empty input, or a typed target's first
+        // entries made from its types.
+        let first = match &shared.typed {
+            Some(typed) => typed.first_entries(shared.options.seed),
+            None => vec![Vec::new()],
+        };
+        seeds.extend(first.into_iter().map(|data| CorpusFile {
             path: PathBuf::new(),
-            data: Vec::new(),
+            data,
             owned: false,
-        });
+        }));
     }
     let max_len = shared.lock().max_len;
     let mut pending = seeds.into_iter().peekable();

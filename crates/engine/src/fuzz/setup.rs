@@ -18,6 +18,7 @@ use super::cmp::{CmpFeedback, TracerSetup};
 use super::custom::CustomSetup;
 use super::grammar::{GrammarCorpus, choose_grammar};
 use super::stats::{CampaignStats, STATS_EVERY};
+use super::typed::TypedTarget;
 use super::{CmpSummary, FINGERPRINT_CACHE_BITS, Shared, State};
 use crate::auto_dictionary::AutoDictionary;
 use crate::corpus::Corpus;
@@ -63,6 +64,7 @@ struct Parts {
     grammar_note: Option<String>,
     stats: Option<CampaignStats>,
     grammar_corpus: Option<GrammarCorpus>,
+    typed: Option<TypedTarget>,
 }
 
 /// What the caller of [`fuzz`](super::fuzz) gave.
@@ -99,7 +101,18 @@ fn gather(given: Given<'_>) -> Result<Parts, EngineError> {
     let corpus_dir = corpus_dir_or_temporary(given.corpus_dir, out)?;
     let mut dir = CorpusDir::open(&corpus_dir)?;
     let explicit_max_len = options.max_len.or(info.max_len);
-    let seeds = load_seeds(&mut dir, options, explicit_max_len, out)?;
+    let typed = TypedTarget::from_ready(info.arguments.as_deref(), explicit_max_len)?;
+    // A typed entry is text that a cut would break: --max-len bounds each
+    // string argument instead (docs/autofuzz.md).
+    let seed_max_len = if typed.is_some() {
+        None
+    } else {
+        explicit_max_len
+    };
+    let mut seeds = load_seeds(&mut dir, options, seed_max_len, out)?;
+    if let Some(typed) = &typed {
+        typed.keep_fitting_seeds(&mut seeds, out);
+    }
     let auto_dictionary = if options.cmp {
         Some(AutoDictionary::load(&dir)?)
     } else {
@@ -109,7 +122,10 @@ fn gather(given: Given<'_>) -> Result<Parts, EngineError> {
         out.line("WARNING: --use-value-profile needs a source server in the cmplog rendering; no comparison is logged");
     }
     let largest_seed = seeds.iter().map(|s| s.data.len()).max().unwrap_or(0);
-    let max_len = explicit_max_len.unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN));
+    let max_len = match &typed {
+        Some(typed) => largest_seed.max(typed.max_entry_len()),
+        None => explicit_max_len.unwrap_or_else(|| largest_seed.max(crate::DEFAULT_MAX_LEN)),
+    };
     let target_name = harness.target_name();
     let crashes = CrashStore::open_named(
         &options.artifact_dir,
@@ -150,6 +166,7 @@ fn gather(given: Given<'_>) -> Result<Parts, EngineError> {
         grammar_note: chosen.note,
         stats,
         grammar_corpus,
+        typed,
     })
 }
 
@@ -254,6 +271,13 @@ fn announce(parts: &Parts) {
         engine_rss_mb: own_rss_mb(),
     }));
     out.status(&detectors_line(&parts.info));
+    if let Some(typed) = &parts.typed {
+        out.status(&format!(
+            "INFO: typed arguments: {} takes {} arguments; each input is a `php-fuzz arguments v1` entry, mutated one argument at a time (docs/autofuzz.md)",
+            typed.callee(),
+            typed.parameters()
+        ));
+    }
     if let Some(note) = &parts.grammar_note {
         out.status(note);
     }
@@ -360,6 +384,7 @@ fn share(parts: Parts, feedbacks: Vec<Option<CmpFeedback>>) -> Campaign {
             sources: Arc::clone(&parts.sources),
         }),
         stats: parts.stats.map(Mutex::new),
+        typed: parts.typed,
     });
     Campaign {
         shared,

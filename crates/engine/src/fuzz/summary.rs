@@ -84,5 +84,9 @@ fn summarize(shared: &Shared) -> Result<FuzzSummary, EngineError> {
         corpus_dir: state.corpus_dir.root().to_path_buf(),
         seed: shared.options.seed,
         cmp,
+        rejected_calls: shared
+            .typed
+            .as_ref()
+            .map(|t| t.rejected.load(Ordering::Relaxed)),
     })
 }

@@ -9,7 +9,7 @@ use php_fuzz_harness::{Executor, ExecutorStats};
 use php_fuzz_mutate::{Mutator, Schedule, Source};
 use php_fuzz_storage::CorpusFile;
 
-use super::batch::build_batch;
+use super::batch::{Structured, build_batch};
 use super::cmp::CmpFeedback;
 use super::collect::finish_and_collect;
 use super::confirm::{confirm_saved_crashes, finish_hang_checks, start_hang_checker};
@@ -114,6 +114,7 @@ fn worker_loop(
         .custom
         .as_ref()
         .map(|setup| CustomMutation::new(setup, shared.dictionary.clone()));
+    let mut arguments = shared.typed.as_ref().map(|typed| typed.mutator());
     let mut last_counts = ExecutorStats::default();
     let mut current = first;
     let mut next = Scratch::new();
@@ -135,8 +136,11 @@ fn worker_loop(
                 && build_batch(
                     shared,
                     &mut mutator,
-                    &mut grammar,
-                    custom.as_mut(),
+                    Structured {
+                        arguments: arguments.as_mut(),
+                        grammar: &mut grammar,
+                        custom: custom.as_mut(),
+                    },
                     &mut next,
                     in_flight.then_some(&current),
                     cmp.as_mut(),
