@@ -131,6 +131,7 @@ pub fn target_source(name: &str, autoload: &Path, allowed: &[String]) -> String 
         "<?php declare(strict_types=1);\n\
          // Written by php-fuzz to fuzz {name} (docs/autofuzz.md).\n\
          /** @var PhpFuzzer\\Config $config */\n\
+         \\PhpFuzz\\Arguments\\Autofuzz::preload();\n\
          require_once {autoload};\n\
          \\PhpFuzz\\Arguments\\Autofuzz::configure($config, {callee}, [{allowed}]);\n",
         autoload = php_string(&autoload.display().to_string()),

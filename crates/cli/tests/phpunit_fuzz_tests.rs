@@ -339,14 +339,14 @@ final class WrongFuzzTest extends TestCase
     use Fuzzing;
 
     #[FuzzTest]
-    public function fuzzNumber(int $number): void
+    public static function fuzzNumber(int $number): void
     {
     }
 }
 "#,
     );
     let expected = "WrongFuzzTest::fuzzNumber() cannot be a fuzz test: it must be a public, non-static method \
-                    that takes one parameter, `string $input` or `\\PhpFuzz\\FuzzedDataProvider $data`; this one takes (int $number)";
+                    that takes `string $input`, a `\\PhpFuzz\\FuzzedDataProvider $data` or typed parameters; this one is static";
     let red = phpunit(&project);
     assert_eq!(red.status.code(), Some(1), "{}", describe(&red));
     assert!(text(&red.stdout).contains(expected), "{}", describe(&red));

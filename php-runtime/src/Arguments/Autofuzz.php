@@ -58,6 +58,19 @@ final class Autofuzz
         }
     }
 
+    /**
+     * Loads every class of this folder now, before the project's autoloader
+     * is: a project that installed php-fuzz with composer would otherwise
+     * load its own copy of them (instrumented, and perhaps of another
+     * release) instead of the harness's.
+     */
+    public static function preload(): void
+    {
+        foreach (\glob(__DIR__ . '/*.php') ?: [] as $file) {
+            require_once $file;
+        }
+    }
+
     /** The function or method `$callee` names (Signature::of() checked it). */
     public static function reflect(string $callee): \ReflectionFunctionAbstract
     {

@@ -90,6 +90,7 @@ final class TestWriter
         $source = "<?php declare(strict_types=1);\n"
             . "// Written by `php-fuzz autofuzz --write-test` for $callee (docs/autofuzz.md).\n"
             . "/** @var PhpFuzzer\\Config \$config */\n"
+            . "\\PhpFuzz\\Arguments\\Autofuzz::preload();\n"
             . 'require_once ' . \var_export($autoload, true) . ";\n"
             . '\\PhpFuzz\\Arguments\\Autofuzz::configure($config, ' . \var_export($callee, true) . ", [$list]);\n";
 

@@ -65,6 +65,7 @@ final class FuzzTarget
         \error_reporting($errorReporting);
         $config->uninstrumented = $frameworkFolders;
         $config->neverAllowed = [AssertionFailedError::class];
+        \PhpFuzz\Arguments\Autofuzz::preload();
         Bootstrap::load($bootstrap);
         require_once $testFile;
         $fuzz = FuzzMethod::named($class, $method);
