@@ -122,6 +122,26 @@ fn work_folder(name: &str, autoload: &Path) -> anyhow::Result<PathBuf> {
 
 /// The php-fuzzer target file that fuzzes `name`.
 pub fn target_source(name: &str, autoload: &Path, allowed: &[String]) -> String {
+    target_source_with(name, autoload, &[], allowed)
+}
+
+/// The php-fuzzer target file that fuzzes `name`, with `includes` loaded
+/// after the autoloader: the files of functions no autoloader loads.
+pub fn target_source_with(
+    name: &str,
+    autoload: &Path,
+    includes: &[&Path],
+    allowed: &[String],
+) -> String {
+    let includes: String = includes
+        .iter()
+        .map(|file| {
+            format!(
+                "require_once {};\n",
+                php_string(&file.display().to_string())
+            )
+        })
+        .collect();
     let allowed = allowed
         .iter()
         .map(|class| php_string(class.strip_prefix('\\').unwrap_or(class)))
@@ -133,6 +153,7 @@ pub fn target_source(name: &str, autoload: &Path, allowed: &[String]) -> String 
          /** @var PhpFuzzer\\Config $config */\n\
          \\PhpFuzz\\Arguments\\Autofuzz::preload();\n\
          require_once {autoload};\n\
+         {includes}\
          \\PhpFuzz\\Arguments\\Autofuzz::configure($config, {callee}, [{allowed}]);\n",
         autoload = php_string(&autoload.display().to_string()),
         callee = php_string(name),

@@ -1,5 +1,6 @@
 //! The `php-fuzz` binary: parses the command line and wires the libraries together.
 
+mod arguments_probe;
 mod autofuzz_command;
 mod callee_target;
 mod detectors_command;
@@ -19,6 +20,7 @@ mod minimize_command;
 mod report_command;
 mod report_sarif_command;
 mod run_single_command;
+mod scan_command;
 mod stdout;
 mod test_writer;
 mod wrapper_command;
@@ -44,6 +46,8 @@ enum Command {
     Fuzz(Box<fuzz_command::FuzzArgs>),
     /// Fuzz a function or method with typed arguments, no target file written: 'App\Parser::parse'.
     Autofuzz(Box<autofuzz_command::AutofuzzArgs>),
+    /// Fuzz a whole package with no harness written: rank its entry points and share the time.
+    Scan(Box<scan_command::ScanArgs>),
     /// Run inputs (files or directories) once each and report how each ends.
     RunSingle(run_single_command::RunSingleArgs),
     /// Shrink a crashing input while it keeps crashing the same way.
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Fuzz(args) => fuzz_command::run(args),
         Command::Autofuzz(args) => autofuzz_command::run(args),
+        Command::Scan(args) => scan_command::run(args),
         Command::RunSingle(args) => run_single_command::run(args),
         Command::MinimizeCrash(args) => minimize_command::run(args),
         Command::ReportCoverage(args) => report_command::run(args),

@@ -29,12 +29,14 @@ mod listing;
 mod paths;
 mod plot;
 mod sarif;
+mod scan;
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 pub use sarif::{SarifError, SarifSummary, SkippedReport, write_sarif};
+pub use scan::{ScanEntryPoint, ScanFinding, ScanPage, write_scan_page};
 
 /// Everything a report shows.
 #[derive(Debug, Clone)]

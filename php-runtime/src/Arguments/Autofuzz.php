@@ -26,9 +26,7 @@ final class Autofuzz
             \array_map(static fn (string $c): string => \ltrim($c, '\\'), $allowed),
         ))));
         self::describe($config, $schema);
-        $call = $function instanceof \ReflectionMethod && !$function->isStatic()
-            ? Invoker::method($function->getDeclaringClass()->getName(), $function->getName())
-            : self::staticCall($function);
+        $call = self::caller($function);
         $config->setTarget(static function (string $input) use ($call): void {
             try {
                 $values = Entry::parse($input);
@@ -82,6 +80,26 @@ final class Autofuzz
         }
 
         return new \ReflectionFunction($callee);
+    }
+
+    /**
+     * How an entry's values call the callee: a constructor builds its
+     * class, an instance method takes its object from the first value.
+     *
+     * @return \Closure(list<mixed>): mixed
+     */
+    private static function caller(\ReflectionFunctionAbstract $function): \Closure
+    {
+        if ($function instanceof \ReflectionMethod && $function->isConstructor()) {
+            $class = $function->getDeclaringClass()->getName();
+
+            return static fn (array $values): object => Invoker::construct($class, $values);
+        }
+        if ($function instanceof \ReflectionMethod && !$function->isStatic()) {
+            return Invoker::method($function->getDeclaringClass()->getName(), $function->getName());
+        }
+
+        return self::staticCall($function);
     }
 
     /** @return \Closure(list<mixed>): mixed */

@@ -103,7 +103,7 @@ final class TestWriter
         if ($parameter['name'] === 'this') {
             return '\\' . $function->getDeclaringClass()->getName();
         }
-        $offset = $function instanceof \ReflectionMethod && !$function->isStatic() ? 1 : 0;
+        $offset = $function instanceof \ReflectionMethod && !$function->isStatic() && !$function->isConstructor() ? 1 : 0;
         $type = $function->getParameters()[$index - $offset]->getType();
 
         return $type === null ? '' : self::typeText($type, $function);
@@ -144,6 +144,9 @@ final class TestWriter
     {
         if (!$function instanceof \ReflectionMethod) {
             return '\\' . $function->getName() . "($arguments)";
+        }
+        if ($function->isConstructor()) {
+            return 'new \\' . $function->getDeclaringClass()->getName() . "($arguments)";
         }
         if ($function->isStatic()) {
             return '\\' . $function->getDeclaringClass()->getName() . '::' . $function->getName() . "($arguments)";
