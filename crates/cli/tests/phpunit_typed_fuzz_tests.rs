@@ -181,3 +181,41 @@ fn a_typed_fuzz_test_is_fuzzed_and_its_finding_replays_in_phpunit() {
     );
     assert_eq!(replay.status.code(), Some(77), "{}", describe(&replay));
 }
+
+#[test]
+fn autofuzz_writes_a_typed_fuzz_test_that_phpunit_runs() {
+    let project = Project::from_fixture("phpunit/project");
+    write_typed_test(&project);
+    let written = php_fuzz(
+        &project,
+        &[
+            "autofuzz",
+            r"Sample\Paging::page",
+            "--max-runs",
+            "50",
+            "--write-test",
+            "tests",
+        ],
+    );
+    assert!(
+        matches!(written.status.code(), Some(0 | 77)),
+        "{}",
+        describe(&written)
+    );
+    let test = fs::read_to_string(project.path().join("tests/PagingPageFuzzTest.php"))
+        .unwrap_or_else(|_| panic!("{}", describe(&written)));
+    assert!(
+        test.contains(
+            "public function fuzzPage(array $items, \\Sample\\Order $order, int $page): void"
+        ),
+        "{test}"
+    );
+    assert!(test.contains("@param list<string> $items"), "{test}");
+    let green = phpunit(&project);
+    assert_eq!(green.status.code(), Some(0), "{}", describe(&green));
+    assert!(
+        text(&green.stdout).contains("OK (5 tests"),
+        "{}",
+        describe(&green)
+    );
+}

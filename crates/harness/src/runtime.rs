@@ -74,6 +74,10 @@ const FILES: &[(&str, &str)] = &[
         runtime_file!("src/Arguments/EntryPoints.php"),
     ),
     (
+        "Arguments/EntryWriter.php",
+        runtime_file!("src/Arguments/EntryWriter.php"),
+    ),
+    (
         "Arguments/Invoker.php",
         runtime_file!("src/Arguments/Invoker.php"),
     ),

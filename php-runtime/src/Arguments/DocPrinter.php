@@ -55,7 +55,7 @@ final class DocPrinter
         if ($value === '' || $value[0] !== '"') {
             return $value;
         }
-        $bytes = (string) Entry::parseValue($value);
+        $bytes = (string) Entry::parse(Entry::HEADER . "\n" . $value . "\n")[0];
 
         return "'" . \addcslashes($bytes, "'\\") . "'";
     }

@@ -28,7 +28,7 @@ final class TestWriter
             EntryPoints::throws($function),
             \array_map(static fn (string $c): string => \ltrim($c, '\\'), $allowed),
         )));
-        [$name, $source] = \class_exists('PHPUnit\\Framework\\TestCase')
+        [$name, $source] = self::usesPhpunit($autoload)
             ? self::phpunitTest($function, $schema, $allowed)
             : self::targetFile($callee, $autoload, $allowed);
         $path = \rtrim($dir, '/') . '/' . $name;
@@ -40,6 +40,21 @@ final class TestWriter
         }
 
         return $path;
+    }
+
+    /**
+     * Whether the project tests with PHPUnit: its autoloader loads PHPUnit,
+     * or its root (the folder above `vendor/`) has a phpunit.xml(.dist), as
+     * a project run by a PHPUnit installed elsewhere (Debian's) has.
+     */
+    private static function usesPhpunit(string $autoload): bool
+    {
+        if (\class_exists('PHPUnit\\Framework\\TestCase')) {
+            return true;
+        }
+        $root = \dirname($autoload, \basename(\dirname($autoload)) === 'vendor' ? 2 : 1);
+
+        return \is_file($root . '/phpunit.xml') || \is_file($root . '/phpunit.xml.dist');
     }
 
     /**
