@@ -50,15 +50,42 @@ final class ParameterReader
         [$doc, $docText] = self::docType($function, $parameter, $roots);
         $useDoc = $doc !== null && (DeclaredTypes::isOpen($declared) || DeclaredTypes::accepts($declared, $doc, $self));
 
+        $type = match (true) {
+            $useDoc => $doc,
+            $declared === null && $docText === '' => self::untyped($parameter),
+            default => DeclaredTypes::map($declared, $self, $roots),
+        };
+
         return [
             'name' => $parameter->getName(),
             'optional' => $parameter->isOptional(),
             'variadic' => $parameter->isVariadic(),
-            'candidates' => [$useDoc ? $doc : DeclaredTypes::map($declared, $self, $roots)],
+            'candidates' => [$type],
             'fallback' => self::fallback($parameter),
             'text' => $useDoc ? $docText : ($declared === null ? 'mixed' : (string) $declared),
             'function' => self::label($function),
         ];
+    }
+
+    /**
+     * A parameter with no declared type and no PHPDoc promises nothing, and
+     * an array or a float where the library reads text is noise a
+     * maintainer rejects: it takes the kind of value its default has
+     * (`$name = 'default'`: a string, `$options = []`: an array), else a
+     * string, what such a parameter of an older library holds most often.
+     * A declared `mixed` keeps its meaning: any value.
+     */
+    private static function untyped(\ReflectionParameter $parameter): array
+    {
+        $default = $parameter->isDefaultValueAvailable() ? $parameter->getDefaultValue() : null;
+
+        return match (true) {
+            \is_int($default) => Types::int(),
+            \is_float($default) => Types::float(),
+            \is_bool($default) => Types::bool(),
+            \is_array($default) => Types::anyArray(),
+            default => Types::string(),
+        };
     }
 
     /**

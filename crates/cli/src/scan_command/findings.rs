@@ -1,8 +1,7 @@
 //! The scan's findings, deduplicated across entry points. Every campaign
-//! saves its findings into OUT/artifacts (nothing is lost); two entry
-//! points that reach the same failing line the same way (kind, class,
-//! message with its variable parts masked, file and line) found one bug,
-//! whatever called it. Each distinct finding's first input and report are
+//! saves its findings into OUT/artifacts (nothing is lost); findings that
+//! fail at the same line the same way (kind and class) are one bug,
+//! whatever entry point called it. Each distinct finding's first input and report are
 //! copied into OUT/findings, with the entry point that found it.
 
 use std::collections::BTreeMap;
@@ -105,15 +104,15 @@ pub fn collect(scan: &Scan<'_>, entries: &[EntryPoint]) -> anyhow::Result<Vec<Fi
     Ok(found)
 }
 
-/// What makes two findings of different entry points the same bug.
+/// What makes two findings the same bug in a scan's list: the kind, the
+/// class and the failing line. The message is left out: messages quote
+/// what the generated arguments held (`file_get_contents(<path>)`,
+/// `Attempt to read property on <type>`), and a maintainer fixes the line
+/// once. The raw findings in OUT/artifacts keep every variant.
 fn site_key(record: &CrashRecord) -> String {
     format!(
-        "{} {} {:?} at {}:{}",
-        record.kind,
-        record.class,
-        php_fuzz_engine::normalize_message(&record.message),
-        record.file,
-        record.line
+        "{} {} at {}:{}",
+        record.kind, record.class, record.file, record.line
     )
 }
 
