@@ -162,3 +162,39 @@ fn write_test_writes_a_target_that_fuzz_runs() {
     );
     assert!(again.code() == 0 || again.code() == 77, "{}", again.all());
 }
+
+#[test]
+fn merge_and_report_coverage_take_a_callee_and_its_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = autofuzz(dir.path(), r"Planted\Validator::slug", &["--max-runs", "2000"]);
+    assert_eq!(run.code(), 0, "{}", run.all());
+    let autoload = autoload();
+    let merged = php_fuzz(
+        &[
+            "merge",
+            r"Planted\Validator::slug",
+            "merged",
+            "corpus",
+            "--autoload",
+            &autoload,
+        ],
+        dir.path(),
+    );
+    assert_eq!(merged.code(), 0, "{}", merged.all());
+    let kept = std::fs::read_dir(dir.path().join("merged")).unwrap().count();
+    assert!(kept > 0, "{}", merged.all());
+    let report = php_fuzz(
+        &[
+            "report-coverage",
+            r"Planted\Validator::slug",
+            "merged",
+            "report",
+            "--autoload",
+            &autoload,
+        ],
+        dir.path(),
+    );
+    assert_eq!(report.code(), 0, "{}", report.all());
+    let coverage = std::fs::read_to_string(dir.path().join("report/coverage.json")).unwrap();
+    assert!(coverage.contains("Validator.php"), "{coverage}");
+}
