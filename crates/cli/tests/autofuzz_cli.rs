@@ -166,7 +166,11 @@ fn write_test_writes_a_target_that_fuzz_runs() {
 #[test]
 fn merge_and_report_coverage_take_a_callee_and_its_entries() {
     let dir = tempfile::tempdir().unwrap();
-    let run = autofuzz(dir.path(), r"Planted\Validator::slug", &["--max-runs", "2000"]);
+    let run = autofuzz(
+        dir.path(),
+        r"Planted\Validator::slug",
+        &["--max-runs", "2000"],
+    );
     assert_eq!(run.code(), 0, "{}", run.all());
     let autoload = autoload();
     let merged = php_fuzz(
@@ -181,7 +185,9 @@ fn merge_and_report_coverage_take_a_callee_and_its_entries() {
         dir.path(),
     );
     assert_eq!(merged.code(), 0, "{}", merged.all());
-    let kept = std::fs::read_dir(dir.path().join("merged")).unwrap().count();
+    let kept = std::fs::read_dir(dir.path().join("merged"))
+        .unwrap()
+        .count();
     assert!(kept > 0, "{}", merged.all());
     let report = php_fuzz(
         &[
