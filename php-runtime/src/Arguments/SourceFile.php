@@ -123,7 +123,8 @@ final class SourceFile
             $this->depth++;
         } elseif ($token->text === '}') {
             $this->depth--;
-        } elseif ($token->is(\T_NAMESPACE)) {
+        } elseif ($token->is(\T_NAMESPACE) && $this->atStatementStart()) {
+            // Not a method named `namespace` (`function namespace(`, `->namespace(`).
             $this->namespaceStatement($token->line);
         } elseif ($token->is(\T_USE) && $this->depth === $this->namespaceDepth && $this->atStatementStart()) {
             $this->useStatement();
