@@ -1,12 +1,12 @@
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use php_fuzz_engine::{HitsByBlock, collect_inputs, replay};
-use php_fuzz_harness::{Coverage, Executor};
+use php_fuzz_harness::{Coverage, Executor, SourceServer};
 use php_fuzz_report::{
     BlockCoverage, CampaignHistory, FileCoverage, HistoryCrash, HistoryRestart, HistorySample,
     ReplayCrash, ReportInput, write_report,
@@ -65,28 +65,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     executor.shutdown();
     let replayed = started.elapsed();
 
-    // The newest version of each file, in path order.
-    let mut latest: BTreeMap<PathBuf, php_fuzz_harness::SourceFile> = BTreeMap::new();
-    for file in session.sources.files() {
-        if !file.blocks.is_empty() {
-            latest.insert(file.path.clone(), file);
-        }
-    }
-    let report_files = latest
-        .into_values()
-        .map(|file| FileCoverage {
-            path: file.path.clone(),
-            source: file.original.to_vec(),
-            blocks: file
-                .blocks
-                .iter()
-                .map(|b| BlockCoverage {
-                    block: b.clone(),
-                    hits: hits.get(b.id),
-                })
-                .collect(),
-        })
-        .collect::<Vec<_>>();
+    let report_files = file_coverage(&session.sources, &hits, |_| true);
     let input = ReportInput {
         target: session.config.target.clone(),
         corpus_dir: args.corpus.clone(),
@@ -122,6 +101,36 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         started.elapsed().as_secs_f64()
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The newest version of each file the source server served that `keep`
+/// keeps, in path order, with the hits of its blocks.
+pub fn file_coverage(
+    sources: &SourceServer,
+    hits: &HitsByBlock,
+    keep: impl Fn(&Path) -> bool,
+) -> Vec<FileCoverage> {
+    let mut latest: BTreeMap<PathBuf, php_fuzz_harness::SourceFile> = BTreeMap::new();
+    for file in sources.files() {
+        if !file.blocks.is_empty() && keep(&file.path) {
+            latest.insert(file.path.clone(), file);
+        }
+    }
+    latest
+        .into_values()
+        .map(|file| FileCoverage {
+            path: file.path.clone(),
+            source: file.original.to_vec(),
+            blocks: file
+                .blocks
+                .iter()
+                .map(|b| BlockCoverage {
+                    block: b.clone(),
+                    hits: hits.get(b.id),
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The statistics `fuzz` appended, from `--stats` (which must exist) or the

@@ -4,8 +4,6 @@
 //! scan's page OUT/report.html (entry points, their numbers and findings,
 //! linking to it), and OUT/entry-points.json.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -13,8 +11,7 @@ use php_fuzz_engine::{HitsByBlock, collect_inputs, replay};
 use php_fuzz_harness::{Coverage, Executor, SourceServer};
 use php_fuzz_instrument::{Coverage as CoverageMode, StubStyle};
 use php_fuzz_report::{
-    BlockCoverage, FileCoverage, ReportInput, ScanEntryPoint, ScanFinding, ScanPage, write_report,
-    write_scan_page,
+    ReportInput, ScanEntryPoint, ScanFinding, ScanPage, write_report, write_scan_page,
 };
 use serde_json::json;
 
@@ -58,7 +55,9 @@ pub fn write(
             );
         }
     }
-    let files = package_files(scan, &sources, &hits);
+    // The package's files (under DIR) the replays loaded.
+    let files =
+        crate::report_command::file_coverage(&sources, &hits, |path| path.starts_with(&scan.dir));
     let input = ReportInput {
         target: scan.dir.clone(),
         corpus_dir: scan.out.join("corpus"),
@@ -110,31 +109,6 @@ fn replay_corpus(
     })?;
     executor.shutdown();
     Ok(())
-}
-
-/// The package's files (under DIR) the replays loaded, newest version of each.
-fn package_files(scan: &Scan<'_>, sources: &SourceServer, hits: &HitsByBlock) -> Vec<FileCoverage> {
-    let mut latest: BTreeMap<PathBuf, php_fuzz_harness::SourceFile> = BTreeMap::new();
-    for file in sources.files() {
-        if !file.blocks.is_empty() && file.path.starts_with(&scan.dir) {
-            latest.insert(file.path.clone(), file);
-        }
-    }
-    latest
-        .into_values()
-        .map(|file| FileCoverage {
-            path: file.path.clone(),
-            source: file.original.to_vec(),
-            blocks: file
-                .blocks
-                .iter()
-                .map(|b| BlockCoverage {
-                    block: b.clone(),
-                    hits: hits.get(b.id),
-                })
-                .collect(),
-        })
-        .collect()
 }
 
 fn scan_page(
