@@ -15,12 +15,7 @@
 
 require __DIR__ . '/FuzzedDataProvider.php';
 require __DIR__ . '/Config.php';
-\spl_autoload_register(static function (string $class): void {
-    $prefix = 'PhpFuzz\\Arguments\\';
-    if (\strncmp($class, $prefix, \strlen($prefix)) === 0 && \is_file($file = __DIR__ . '/Arguments/' . \substr($class, \strlen($prefix)) . '.php')) {
-        require $file;
-    }
-}, true, true);
+require __DIR__ . '/arguments-autoload.php';
 
 /** The most times a scan runs itself again, one file left out more each time. */
 const PHP_FUZZ_MAX_RESCANS = 50;

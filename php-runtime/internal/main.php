@@ -30,12 +30,7 @@ foreach (['FuzzTest', 'Fuzzing', 'FuzzMethod', 'Replay', 'Bootstrap', 'HookMetho
 }
 
 // Typed arguments (docs/autofuzz.md), loaded only by targets that use them.
-\spl_autoload_register(static function (string $class): void {
-    $prefix = 'PhpFuzz\\Arguments\\';
-    if (\strncmp($class, $prefix, \strlen($prefix)) === 0 && \is_file($file = __DIR__ . '/Arguments/' . \substr($class, \strlen($prefix)) . '.php')) {
-        require $file;
-    }
-}, true, true);
+require __DIR__ . '/arguments-autoload.php';
 
 \class_alias(\PhpFuzzer\Config::class, 'PhpFuzzer\Fuzzer');
 

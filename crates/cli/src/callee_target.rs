@@ -68,7 +68,9 @@ fn is_identifier(name: &str) -> bool {
 /// Writes the target file of `callee` into the cache and says where it is.
 pub fn resolve(callee: &str, options: &CalleeOptions) -> anyhow::Result<CalleeTarget> {
     let name = callee.strip_prefix('\\').unwrap_or(callee).to_string();
-    let autoload = autoload_file(options.autoload.as_deref())?;
+    let autoload = autoload_file(options.autoload.as_deref()).with_context(|| {
+        format!("{name} is not a file; as the name of a PHP function or method to fuzz, it needs an autoloader")
+    })?;
     let work = work_folder(&name, &autoload)?;
     std::fs::create_dir_all(&work)
         .with_context(|| format!("cannot create php-fuzz's folder {}", work.display()))?;

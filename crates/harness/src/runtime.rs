@@ -146,6 +146,10 @@ const FILES: &[(&str, &str)] = &[
         runtime_file!("internal/arguments-probe.php"),
     ),
     (
+        "arguments-autoload.php",
+        runtime_file!("internal/arguments-autoload.php"),
+    ),
+    (
         "phpunit-probe.php",
         runtime_file!("internal/phpunit-probe.php"),
     ),

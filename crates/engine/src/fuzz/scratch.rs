@@ -290,18 +290,21 @@ impl Scratch {
         parent_data: &[u8],
         partner: &[u8],
     ) {
-        let typed =
-            super::typed::mutate_entry(arguments, mutator, parent_data, partner, &mut self.input);
+        let typed = arguments.mutate(mutator, parent_data, Some(partner), &mut self.input);
         if typed.is_none() {
             self.input.clear();
             self.input.extend_from_slice(parent_data);
         }
+        let bytes = typed.and_then(|t| t.bytes());
         let sequence = Mutations {
             grammar: None,
-            bytes: typed.and_then(|t| t.bytes()),
+            bytes,
             typed,
         };
-        let tokens = self.push_tokens(mutator.last_tokens().iter().map(Vec::as_slice));
+        // The byte mutator's words are this mutant's only when it mutated a
+        // string argument; otherwise they are an earlier mutant's.
+        let words = bytes.map_or(&[][..], |_| mutator.last_tokens());
+        let tokens = self.push_tokens(words.iter().map(Vec::as_slice));
         self.queue_mutant(parent, parent_data.len(), sequence, tokens);
     }
 

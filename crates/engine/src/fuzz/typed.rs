@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use php_fuzz_arguments::{ArgumentMutator, Limits, Schema, TypedMutation};
-use php_fuzz_mutate::{FuzzRng, Mutator};
+use php_fuzz_arguments::{ArgumentMutator, Limits, Schema};
+use php_fuzz_mutate::FuzzRng;
 use rand::SeedableRng;
 
 use crate::EngineError;
@@ -129,17 +129,4 @@ impl TypedTarget {
     pub fn count_rejected(&self) -> bool {
         self.rejected.fetch_add(1, Ordering::Relaxed) == 0
     }
-}
-
-/// Makes a mutant of `parent` in `out`: one argument changed. Returns the
-/// mutation, `None` if none could be made.
-pub(crate) fn mutate_entry(
-    arguments: &mut ArgumentMutator,
-    bytes: &mut Mutator,
-    parent: &[u8],
-    partner: &[u8],
-    out: &mut Vec<u8>,
-) -> Option<TypedMutation> {
-    out.clear();
-    arguments.mutate(bytes, parent, Some(partner), out)
 }
