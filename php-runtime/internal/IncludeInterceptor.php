@@ -352,8 +352,14 @@ final class IncludeInterceptor
     {
         PathTraversal::path($path);
         return self::native(static function () use ($path, $flags) {
-            // PHP reports a failed stat() itself unless the caller asked for quiet.
-            return ($flags & \STREAM_URL_STAT_LINK) ? @\lstat($path) : @\stat($path);
+            $link = ($flags & \STREAM_URL_STAT_LINK) !== 0;
+            // PHP reports a failed stat() itself unless the caller asked for
+            // quiet. No warning at all, even silenced: SplFileObject's
+            // constructor turns one into a RuntimeException for a new file.
+            if (!\file_exists($path) && !($link && \is_link($path))) {
+                return false;
+            }
+            return $link ? @\lstat($path) : @\stat($path);
         });
     }
 
