@@ -248,6 +248,40 @@ if (\class_exists(\SoapClient::class, false)) {
     }
 }
 
+// ----- class-injection: ReflectionClass, whose instances are uses -----
+
+/**
+ * `new ReflectionClass(…)` in instrumented code: the same reflection, for
+ * which the class named is a lookup (steered toward the canary) and an
+ * instance made of it a use the detector checks.
+ */
+class ReflectionClass extends \ReflectionClass
+{
+    public function __construct($objectOrClass)
+    {
+        parent::__construct($objectOrClass);
+        ClassInjection::reflected($this->name);
+    }
+
+    public function newInstance(...$args): object
+    {
+        ClassInjection::reflected($this->name, 'newInstance');
+        return parent::newInstance(...$args);
+    }
+
+    public function newInstanceArgs(array $args = []): object
+    {
+        ClassInjection::reflected($this->name, 'newInstanceArgs');
+        return parent::newInstanceArgs($args);
+    }
+
+    public function newInstanceWithoutConstructor(): object
+    {
+        ClassInjection::reflected($this->name, 'newInstanceWithoutConstructor');
+        return parent::newInstanceWithoutConstructor();
+    }
+}
+
 // ----- regex-dos: the result of a preg_* call, made where it was -----
 
 /**
@@ -358,7 +392,7 @@ function includePath($path)
     return $path;
 }
 
-/** The class of `new $x`, `$x::m()`, `new ReflectionClass($x)`. */
+/** The class of `new $x` and `$x::m()`. */
 function className($class)
 {
     // What matters: the canary's name, or a name the tracer steers.

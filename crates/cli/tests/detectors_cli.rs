@@ -26,8 +26,9 @@ const DETECTORS: [&str; 8] = [
     "regex-dos",
 ];
 
-/// A campaign on `fixtures/detectors/<detector>/<variant>.php`, in a
-/// folder of its own (the seeds are copied: a campaign adds to its corpus).
+/// A campaign on `fixtures/detectors/<folder>/<variant>.php` (the folder
+/// is the detector's, or a case of its own), in a folder of its own (the
+/// seeds are copied: a campaign adds to its corpus).
 struct Campaign {
     dir: tempfile::TempDir,
     child: Child,
@@ -35,16 +36,16 @@ struct Campaign {
 }
 
 impl Campaign {
-    fn start(detector: &str, variant: &str) -> Campaign {
+    fn start(folder: &str, variant: &str) -> Campaign {
         let dir = tempfile::tempdir().unwrap();
         let corpus = dir.path().join("corpus");
         std::fs::create_dir(&corpus).unwrap();
-        let seeds = fixture(&format!("detectors/{detector}/seeds"));
+        let seeds = fixture(&format!("detectors/{folder}/seeds"));
         for seed in std::fs::read_dir(&seeds).unwrap() {
             let seed = seed.unwrap().path();
             std::fs::copy(&seed, corpus.join(seed.file_name().unwrap())).unwrap();
         }
-        let target = fixture(&format!("detectors/{detector}/{variant}.php"));
+        let target = fixture(&format!("detectors/{folder}/{variant}.php"));
         let child = Command::new(bin())
             .args(["fuzz", target.to_str().unwrap(), "corpus"])
             .args(["--max-time", &CAMPAIGN.as_secs().to_string()])
@@ -126,8 +127,13 @@ fn findings(dir: &Path, kind: &str) -> Vec<serde_json::Value> {
 }
 
 fn vulnerable_target_is_reported(detector: &str) {
-    let (found, elapsed, stderr) =
-        Campaign::start(detector, "vulnerable").until_finding_of(detector);
+    vulnerable_in_is_reported(detector, detector);
+}
+
+/// `fixtures/detectors/<folder>/vulnerable.php` gives a finding of
+/// `detector` at its sink within 60 s.
+fn vulnerable_in_is_reported(folder: &str, detector: &str) {
+    let (found, elapsed, stderr) = Campaign::start(folder, "vulnerable").until_finding_of(detector);
     let ours: Vec<_> = found.iter().filter(|f| f["class"] == detector).collect();
     assert!(
         !ours.is_empty(),
@@ -215,4 +221,23 @@ fn no_safe_twin_gives_a_security_finding() {
         "safe twins reported:\n{}",
         failures.join("\n")
     );
+}
+
+/// Issue #42: an annotation reader looks each docblock tag's class up
+/// (`class_exists()`) and makes only annotation classes (an interface
+/// check, or the `@Annotation` marker in the class's docblock). A lookup
+/// is no use: no security finding in 60 s (before #42, the autoload of the
+/// looked-up canary was reported at once).
+#[test]
+fn a_class_looked_up_then_checked_is_no_alarm() {
+    let (found, code, stderr) = Campaign::start("class-lookup", "safe").finish();
+    assert!(stderr.contains("runs in"), "exit {code}\n{stderr}");
+    assert!(found.is_empty(), "the checked reader reported: {found:#?}");
+}
+
+/// Its twin makes whatever class the docblock names once it exists: still
+/// class-injection, at `new $class`.
+#[test]
+fn a_class_looked_up_then_made_is_class_injection() {
+    vulnerable_in_is_reported("class-lookup", "class-injection");
 }

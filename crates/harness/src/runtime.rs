@@ -228,6 +228,10 @@ const FILES: &[(&str, &str)] = &[
         "Detectors/RegexDos.php",
         runtime_file!("internal/Detectors/RegexDos.php"),
     ),
+    (
+        "PhpFuzzClass.php",
+        runtime_file!("internal/PhpFuzzClass.php"),
+    ),
 ];
 
 /// The detectors' hooks (`PhpFuzz\Sink\…`), which files without

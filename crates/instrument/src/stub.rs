@@ -489,7 +489,7 @@ pub(crate) enum SinkCall {
     EvalCode,
     /// The path of `include` and its kin.
     IncludePath,
-    /// The class of `new $x`, `$x::m()`, `new ReflectionClass($x)`.
+    /// The class of `new $x` and `$x::m()`.
     ClassName,
     /// The callee of `$f(…)`, `call_user_func($f, …)`.
     Callee,

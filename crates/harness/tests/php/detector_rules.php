@@ -105,14 +105,34 @@ check('broken data', reports(fn () => ObjectInjection::unserialize('O:13:"PhpFuz
 use PhpFuzz\Detectors\ClassInjection;
 check('the class', count(reports(fn () => ClassInjection::className('\\PhpFuzzClass'))), 1);
 check('another class', reports(fn () => ClassInjection::className('App\\PhpFuzzClass')), []);
+check('a name that climbs to it', count(reports(fn () => ClassInjection::className('../PhpFuzzClass'))), 1);
+check('a namespace that climbs to it', count(reports(fn () => ClassInjection::className('App\\..\\PhpFuzzClass'))), 1);
+check('an absolute path to it', count(reports(fn () => ClassInjection::className('/PhpFuzzClass'))), 1);
+check('a folder below', reports(fn () => ClassInjection::className('docs/PhpFuzzClass')), []);
 check('an object', reports(fn () => ClassInjection::className(new stdClass())), []);
 check('a function name', count(reports(fn () => ClassInjection::callee('phpfuzzclass'))), 1);
 check('a static method string', count(reports(fn () => ClassInjection::callee('PhpFuzzClass::make'))), 1);
 check('an array callable', count(reports(fn () => ClassInjection::callee(['PhpFuzzClass', 'make']))), 1);
 check('a closure', reports(fn () => ClassInjection::callee(fn () => 1)), []);
 
-check('an autoload of the class', count(reports(fn () => ClassInjection::autoload('PhpFuzzClass'))), 1);
+// Lookups: the autoload defines the canary, silently; only a use reports.
+spl_autoload_register([ClassInjection::class, 'autoload'], true, true);
 check('an autoload of another class', reports(fn () => ClassInjection::autoload('App\\Filter')), []);
+check('an autoload that climbs to it', count(reports(fn () => ClassInjection::autoload('x/../PhpFuzzClass'))), 1);
+check('a subclass check before it exists', reports(fn () => is_subclass_of('PhpFuzzClass', Countable::class)), []);
+check('class_exists() of it', reports(fn () => check('it exists', class_exists('phpfuzzclass'), true)), []);
+check('is_a() of it', reports(fn () => check('not Countable', is_a('PhpFuzzClass', Countable::class, true), false)), []);
+check('interface_exists() of it', reports(fn () => interface_exists('PhpFuzzClass')), []);
+require "$internal/Sinks.php";
+$reflection = fn (string $class) => new PhpFuzz\Sink\ReflectionClass($class);
+check('a reflection of it', reports(fn () => check('no marker', strpos((string) $reflection('PhpFuzzClass')->getDocComment(), '@Annotation'), false)), []);
+check('new of it', count(reports(fn () => new PhpFuzzClass())), 1);
+check('a static call of it', count(reports(fn () => PhpFuzzClass::create())), 1);
+check('newInstanceWithoutConstructor()', count(reports(fn () => $reflection('PhpFuzzClass')->newInstanceWithoutConstructor())), 1);
+check('newInstance()', count(reports(fn () => $reflection('PhpFuzzClass')->newInstance())) > 0, true);
+check('newInstanceArgs()', count(reports(fn () => $reflection('\\PhpFuzzClass')->newInstanceArgs([]))) > 0, true);
+check('newInstance() of another class', reports(fn () => $reflection(ArrayObject::class)->newInstance()), []);
+check('get_class of a reflection', $reflection('PhpFuzzClass')->getName(), 'PhpFuzzClass');
 
 // ----- xxe -----
 use PhpFuzz\Detectors\Xxe;

@@ -409,29 +409,25 @@ impl Analyzer<'_> {
             return;
         };
         match self.grammar.kind(class) {
-            NodeKind::Name | NodeKind::QualifiedName => match self.sink_class(class) {
-                Some(b"reflectionclass") => {
-                    if let Some(arguments) = self.grammar.child_of_kind(node, NodeKind::Arguments)
-                        && let Some(first) = self.first_plain_argument(arguments)
-                    {
-                        self.sinks.seen.insert(Detector::ClassInjection);
-                        self.wrap_sink(first, depth + 3, SinkCall::ClassName, false);
-                    }
-                }
+            NodeKind::Name | NodeKind::QualifiedName => {
                 // `new SoapClient(…)` → `new \PhpFuzz\Sink\SoapClient(…)`, whose
-                // requests pass the detector and the side-effect rules.
-                Some(_) => {
-                    self.sinks.seen.insert(Detector::Ssrf);
-                    let qualified = self.source[class.start_byte()] == b'\\';
-                    let piece = SinkPiece::Namespace {
-                        strict: self.sinks.strict,
-                        qualified,
-                    };
-                    let insertion = self.sink_insertion(class.start_byte(), depth + 1, piece);
-                    self.sinks.insertions.push(insertion);
-                }
-                None => {}
-            },
+                // requests pass the detector and the side-effect rules;
+                // `new ReflectionClass(…)` likewise, whose instances made
+                // (`newInstance*()`) are class-injection's uses.
+                let detector = match self.sink_class(class) {
+                    Some(b"reflectionclass") => Detector::ClassInjection,
+                    Some(_) => Detector::Ssrf,
+                    None => return,
+                };
+                self.sinks.seen.insert(detector);
+                let qualified = self.source[class.start_byte()] == b'\\';
+                let piece = SinkPiece::Namespace {
+                    strict: self.sinks.strict,
+                    qualified,
+                };
+                let insertion = self.sink_insertion(class.start_byte(), depth + 1, piece);
+                self.sinks.insertions.push(insertion);
+            }
             _ if !self.is_dynamic_class(class) => {}
             _ => {
                 self.sinks.seen.insert(Detector::ClassInjection);
@@ -498,25 +494,6 @@ impl Analyzer<'_> {
             .iter()
             .copied()
             .find(|c| *c == lower.as_slice())
-    }
-
-    fn first_plain_argument<'t>(&self, arguments: Node<'t>) -> Option<Node<'t>> {
-        let mut cursor = arguments.walk();
-        let argument = arguments
-            .named_children(&mut cursor)
-            .find(|c| !c.is_extra())?;
-        if self.grammar.kind(argument) != NodeKind::Argument
-            || argument
-                .child_by_field_id(self.grammar.fields.name.get())
-                .is_some()
-        {
-            return None;
-        }
-        let mut inner = argument.walk();
-        let expression = argument
-            .named_children(&mut inner)
-            .find(|c| !c.is_extra())?;
-        (self.grammar.kind(expression) != NodeKind::VariadicUnpacking).then_some(expression)
     }
 
     /// `\PhpFuzz\Sink\HOOK(` … `)` around `node` (at `depth`).
