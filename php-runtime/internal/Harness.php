@@ -135,10 +135,8 @@ final class Harness
             if (!$this->running || !(\error_reporting() & $type)) {
                 return false;
             }
-            if (SideEffects::$quietFailure && \strpos($message, '" call failed') !== false) {
-                // A refused side effect fails quietly (docs/detectors.md).
-                SideEffects::$quietFailure = false;
-                return true;
+            if (SideEffects::failedQuietly($message)) {
+                return true; // a refused side effect (docs/detectors.md, docs/sandbox.md)
             }
             if ($this->warning === null) {
                 $frames = \debug_backtrace(\DEBUG_BACKTRACE_IGNORE_ARGS);

@@ -24,6 +24,36 @@ final class SideEffects
     private static $reported = [];
     /** @var bool a refusal just made PHP warn that a wrapper "call failed" */
     public static $quietFailure = false;
+    /** @var bool|null the operating system's wall is up (docs/sandbox.md); null until asked */
+    private static $walled = null;
+
+    /** What PHP says when the wall stopped a call: EACCES, EPERM, no network. */
+    private const WALL_ERRORS = '/Permission denied|Operation not permitted|Network is unreachable'
+        . '|Address family not supported|getaddrinfo[^:]*failed|name resolution/';
+
+    /**
+     * Whether PHP's warning $message is the failure of a refused side
+     * effect, to be swallowed: a hook's refusal, reported already, or the
+     * wall's, reported here as a `side-effect` finding at the call.
+     */
+    public static function failedQuietly(string $message): bool
+    {
+        if (self::$quietFailure && \strpos($message, '" call failed') !== false) {
+            self::$quietFailure = false;
+            return true;
+        }
+        self::$walled = self::$walled ?? \getenv('PHP_FUZZ_WALL') === '1';
+        if (!self::$walled || !self::$refuse || !self::$active || \preg_match(self::WALL_ERRORS, $message) !== 1) {
+            return false;
+        }
+        // A path the run may write in failed for its own reasons.
+        if (\preg_match('/^[\\w:]+\\(([^)]+)\\): /', $message, $m) === 1 && \strpos($m[1], '/') !== false && self::mayWrite($m[1])) {
+            return false;
+        }
+        $network = \preg_match('/[Nn]etwork|socket|getaddrinfo|resolution|connect/', $message) === 1;
+        self::refuse($network ? 'network' : 'file-write', "$message: the sandbox stopped it");
+        return true;
+    }
 
     /** @param list<string> $folders */
     public static function allowWritesIn(array $folders): void

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use php_fuzz_harness::{
-    DetectorSet, HarnessConfig, PhpBinary, Runtime, SourceServer, UnknownDetector,
+    DetectorSet, HarnessConfig, PhpBinary, Runtime, SandboxMode, SourceServer, UnknownDetector,
+    WallSettings,
 };
 use php_fuzz_instrument::{Coverage, Hooks, StubStyle};
 
@@ -59,6 +60,11 @@ pub struct HarnessArgs {
     /// would outside php-fuzz (refused by default; see docs/detectors.md, "Side effects").
     #[arg(long)]
     pub allow_side_effects: bool,
+    /// The wall the operating system holds around the harness (Landlock, a network namespace,
+    /// seccomp): `auto` builds every layer this machine allows and names any it lacks; `strict`
+    /// refuses to start without all of them (docs/sandbox.md). --allow-side-effects turns it off.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = SandboxArg::Auto)]
+    pub sandbox: SandboxArg,
     /// For a target named as a function or method (`'App\Parser::parse'`): the autoloader to
     /// load [default: the nearest vendor/autoload.php above the working folder].
     #[arg(long, value_name = "FILE")]
@@ -72,6 +78,28 @@ pub struct HarnessArgs {
 /// clap's check of `--detectors`: an unknown name is an error listing the known ones.
 fn parse_detectors(list: &str) -> Result<DetectorSet, UnknownDetector> {
     DetectorSet::parse_list(list)
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxArg {
+    Auto,
+    Strict,
+}
+
+/// Turns the wall off, leaving the hooks alone: for php-fuzz's own tests,
+/// which measure what the hooks stop without it (docs/sandbox.md).
+pub const NO_WALL_ENV: &str = "PHP_FUZZ_NO_WALL";
+
+impl HarnessArgs {
+    /// The wall's mode: off with --allow-side-effects or `PHP_FUZZ_NO_WALL=1`.
+    pub fn sandbox_mode(&self) -> SandboxMode {
+        let no_wall = std::env::var_os(NO_WALL_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+        match self.sandbox {
+            _ if self.allow_side_effects || no_wall => SandboxMode::Off,
+            SandboxArg::Auto => SandboxMode::Auto,
+            SandboxArg::Strict => SandboxMode::Strict,
+        }
+    }
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,6 +274,7 @@ impl HarnessArgs {
         config.fork_server = !self.no_fork_server;
         config.detectors = self.detectors;
         config.allow_side_effects = self.allow_side_effects;
+        config.wall = WallSettings::new(self.sandbox_mode());
         let style = match self.stub {
             StyleArg::Trace => StubStyle::Trace,
             StyleArg::EdgeMap => StubStyle::EdgeMap,

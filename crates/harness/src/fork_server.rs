@@ -162,7 +162,7 @@ impl ForkServer {
     /// Forks a fresh harness, on pipes of its own.
     pub(crate) fn fork(&mut self, config: &HarnessConfig) -> Result<HarnessProcess, String> {
         let deadline = Instant::now() + config.load_timeout;
-        let fifos = FifoPair::make(config.runtime.root())
+        let fifos = FifoPair::make(&config.runtime.fifo_dir())
             .map_err(|e| format!("cannot make named pipes: {e}"))?;
         let (requests, events) = fifos
             .open_before_child()

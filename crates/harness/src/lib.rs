@@ -36,6 +36,8 @@ pub use groups::kill_all_harnesses;
 pub use memory::{own_peak_rss_mb, own_rss_mb};
 pub use mutation::{BuiltinMutation, MutatorFailure, MutatorProcess};
 pub use php::{MIN_PHP_VERSION_ID, PhpBinary};
+pub use php_fuzz_sandbox::{Layers as SandboxLayers, Mode as SandboxMode, SandboxError};
+
 pub use process::{CustomHooks, TargetInfo};
 pub use protocol::MutationItem;
 pub use run_coverage::Coverage;
@@ -90,6 +92,8 @@ pub struct HarnessConfig {
     /// `--allow-side-effects`: runs may start processes, connect and write
     /// anywhere, as they would outside php-fuzz.
     pub allow_side_effects: bool,
+    /// The wall around the harness's process tree (docs/sandbox.md).
+    pub wall: WallSettings,
     /// Options a reproduce command needs to resolve `display_name` as this
     /// session did (a callee's `--autoload`, `--allowed-exception`); each
     /// starts with a space.
@@ -123,6 +127,7 @@ impl HarnessConfig {
             fork_server: true,
             detectors: None,
             allow_side_effects: false,
+            wall: WallSettings::default(),
             name_flags: String::new(),
         }
     }
@@ -191,6 +196,36 @@ pub enum HarnessError {
     KeepsDying { count: u32, last: String },
     #[error("{}", .0)]
     Mutator(Box<MutatorFailure>),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+}
+
+/// The wall's settings for one target's harnesses (docs/sandbox.md).
+#[derive(Debug, Clone, Default)]
+pub struct WallSettings {
+    pub mode: SandboxMode,
+    /// Folders the target allowed writes in (`$config->allowWrites()`),
+    /// learned from a harness's Ready: the harnesses after it get them.
+    learned: Arc<std::sync::Mutex<Vec<PathBuf>>>,
+}
+
+impl WallSettings {
+    pub fn new(mode: SandboxMode) -> WallSettings {
+        WallSettings {
+            mode,
+            learned: Arc::default(),
+        }
+    }
+
+    pub(crate) fn learned_writable(&self) -> Vec<PathBuf> {
+        self.learned.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    pub(crate) fn learn(&self, folders: Vec<PathBuf>) {
+        if let Ok(mut learned) = self.learned.lock() {
+            learned.extend(folders);
+        }
+    }
 }
 
 /// The target file could not be loaded: it must be fixed before fuzzing.

@@ -2,6 +2,7 @@
 
 mod handle;
 mod stderr;
+mod walled;
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -24,7 +25,7 @@ pub(crate) use stderr::StderrTail;
 use crate::groups::LiveGroup;
 use crate::protocol::{self, Event, HEADER_BYTES, Header, MAGIC, Request};
 use crate::sources::SourceServer;
-use crate::{HarnessConfig, HarnessError, LoadFailure, Problem};
+use crate::{HarnessConfig, HarnessError, LoadFailure, Problem, SandboxLayers};
 
 /// Pipe capacity asked for; Linux caps it at /proc/sys/fs/pipe-max-size.
 const PIPE_BYTES: usize = 1 << 20;
@@ -73,6 +74,8 @@ pub struct TargetInfo {
     /// A typed target's parameter schema, JSON (docs/autofuzz.md); `None`
     /// for a target that takes bytes.
     pub arguments: Option<Vec<u8>>,
+    /// The layers of the wall around the harness (docs/sandbox.md).
+    pub sandbox: php_fuzz_sandbox::Layers,
 }
 
 /// Which custom mutation hooks the target file set.
@@ -157,7 +160,17 @@ impl HarnessProcess {
                 "sys_temp_dir={}",
                 config.runtime.scratch().display()
             ))
-            .env("TMPDIR", config.runtime.scratch());
+            .env("TMPDIR", config.runtime.scratch())
+            // Opcache's lock file too (its default is /tmp, outside the wall).
+            .arg("-d")
+            .arg(format!(
+                "opcache.lockfile_path={}",
+                config.runtime.scratch().display()
+            ));
+        if !config.allow_side_effects {
+            // No C code from PHP while fuzzing: FFI could call anything.
+            command.args(["-d", "ffi.enable=0"]);
+        }
         for (key, value) in &config.ini {
             command.arg("-d").arg(format!("{key}={value}"));
         }
@@ -195,9 +208,21 @@ impl HarnessProcess {
                 },
             ])
             .map_err(|err| HarnessError::Spawn(io::Error::other(err)))?;
-        let mut child = command.spawn().map_err(HarnessError::Spawn)?;
+        let receipt = walled::raise(config, &mut command)?;
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(err) => return Err(walled::spawn_error(config, receipt, err)),
+        };
         // The child holds its own copies; drop ours so EOF is seen when it dies.
         drop(command);
+        let sandbox = match walled::layers(config, receipt) {
+            Ok(layers) => layers,
+            Err(err) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(err);
+            }
+        };
 
         let stderr = StderrTail::drain(child.stderr.take());
         let pid = Pid::from_child(&child);
@@ -237,6 +262,13 @@ impl HarnessProcess {
             return Err(process.load_failure_from_death(config));
         }
         process.wait_ready(config, sources)?;
+        process.info.sandbox = sandbox;
+        if walled::learn_allowed_writes(config, &process.info.writable) {
+            // Its wall is too narrow for the target's allowWrites(): the
+            // next harness's is not.
+            process.kill();
+            return HarnessProcess::spawn(config, sources);
+        }
         // What the detectors' findings and words depend on.
         sources.enable_detector_words(process.info.detectors);
         Ok(process)
@@ -283,6 +315,7 @@ impl HarnessProcess {
                 detectors: DetectorSet::NONE,
                 writable: Vec::new(),
                 arguments: None,
+                sandbox: php_fuzz_sandbox::Layers::off(),
             },
             status: None,
         }
@@ -387,6 +420,7 @@ impl HarnessProcess {
                             .map(|w| Path::new(OsStr::from_bytes(w)).to_path_buf())
                             .collect(),
                         arguments: (!arguments.is_empty()).then(|| arguments.to_vec()),
+                        sandbox: std::mem::replace(&mut self.info.sandbox, SandboxLayers::off()),
                     };
                     self.consume_frame();
                     return Ok(());

@@ -251,6 +251,8 @@ fn strict_sinks() -> String {
         )
 }
 
+const FIFO_DIR: &str = "fifos";
+
 /// The unpacked runtime; removed when dropped.
 #[derive(Debug)]
 pub struct Runtime {
@@ -269,6 +271,7 @@ impl Runtime {
         fs::create_dir(dir.path().join("PHPUnit"))?;
         fs::create_dir(dir.path().join("Detectors"))?;
         fs::create_dir(dir.path().join("Arguments"))?;
+        fs::create_dir(dir.path().join(FIFO_DIR))?;
         for (name, contents) in FILES {
             fs::write(dir.path().join(name), contents)?;
         }
@@ -291,6 +294,12 @@ impl Runtime {
     /// `sys_get_temp_dir()` is here), nowhere else unless allowed.
     pub fn scratch(&self) -> &Path {
         &self.scratch_root
+    }
+
+    /// Where the fork server's named pipes are made: the only folder of
+    /// the runtime a walled harness may open for writing (docs/sandbox.md).
+    pub fn fifo_dir(&self) -> PathBuf {
+        self.root.join(FIFO_DIR)
     }
 
     pub fn entry_script(&self) -> PathBuf {

@@ -271,6 +271,7 @@ fn announce(parts: &Parts) {
         engine_rss_mb: own_rss_mb(),
     }));
     out.status(&detectors_line(&parts.info));
+    out.status(&sandbox_line(&parts.info));
     if let Some(typed) = &parts.typed {
         out.status(&format!(
             "INFO: typed arguments: {} takes {} arguments; each input is a `php-fuzz arguments v1` entry, mutated one argument at a time (docs/autofuzz.md)",
@@ -460,6 +461,22 @@ fn report_target(out: &Output, info: &TargetInfo, harness: &HarnessConfig) {
             harness.php.path.display()
         ));
     }
+}
+
+/// `INFO: sandbox: …` with the layers of the wall that hold, or a one-line
+/// `WARNING: sandbox: …` naming those the machine refused (docs/sandbox.md).
+pub fn sandbox_line(info: &TargetInfo) -> String {
+    let layers = &info.sandbox;
+    if layers.mode == php_fuzz_harness::SandboxMode::Off {
+        let why = if info.writable.is_empty() {
+            "--allow-side-effects"
+        } else {
+            "PHP_FUZZ_NO_WALL: the hooks alone refuse side effects"
+        };
+        return format!("INFO: sandbox: off ({why})");
+    }
+    let level = if layers.full() { "INFO" } else { "WARNING" };
+    format!("{level}: sandbox: {}", layers.describe())
 }
 
 /// `INFO: detectors: …; side effects: …` (docs/detectors.md).
