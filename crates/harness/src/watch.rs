@@ -41,16 +41,20 @@ const MAX_OOM_WAIT: u32 = 5;
 const STUCK_GROWTH_KB: u64 = 8 << 10;
 /// Growth below this (a few pages) is noise, not a rate to project.
 const STUCK_NOISE_KB: u64 = 64;
-/// A run's growth over its first 100 ms or so understates its rate (it
-/// grows into memory its allocator freed earlier first, and a loaded
-/// machine gives it less of a core), so the projection is doubled: a run
-/// left alone costs a timeout, a run asked wrongly loses an out-of-memory.
+/// A run's measured growth understates its rate (a loaded machine gives it
+/// less of a core), so the projection is doubled: a run left alone costs a
+/// timeout, a run asked wrongly loses an out-of-memory.
 const STUCK_GROWTH_MARGIN: f64 = 2.0;
 /// A run's CPU and memory are measured over at least this span before it
-/// is asked where it is stuck: over a shorter one, a run that grows into
-/// memory its allocator freed earlier looks flat, and a loaded machine's
-/// late poll would leave no more than that.
+/// is asked where it is stuck: a loaded machine's late poll would leave
+/// no more than that.
 const STUCK_WINDOW_MS: u64 = 50;
+/// The steps in which a growing harness's RSS climbs: Zend MM takes memory
+/// in 2 MiB chunks, and first reuses pages freed earlier (the harness's own
+/// 1 MiB trace buffer is freed at every drain and taken again). A run
+/// growing 15 MB/s was seen flat for over 100 ms between steps, and 1 MiB
+/// lower than the poll before (docs/hardening.md, "Known hangs").
+const STUCK_STEP_KB: u64 = 2 << 10;
 
 /// What to do after one poll slice of silence.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -165,14 +169,16 @@ impl Watch {
     /// run less than a whole one), and not growing (an out-of-memory on its
     /// way, in the function of a known hang say, is left to the memory watch).
     /// Memory is counted in KiB (pages), so that a slow out-of-memory,
-    /// a megabyte or two into its run when the limit comes, is seen.
+    /// a megabyte or two into its run when the limit comes, is seen, and
+    /// over `stuck_window_ms`, so that its steps are.
     fn stuck_due(&mut self, now: Instant, cpu_ms: u64, rss_kb: u64) -> bool {
         let Some(limit) = self.stuck else {
             return false;
         };
         let (from, from_cpu, from_kb) = *self.busy_from.get_or_insert((now, cpu_ms, rss_kb));
         let wall_ms = now.saturating_duration_since(from).as_millis() as u64;
-        let busy = wall_ms >= STUCK_WINDOW_MS && cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
+        let watched = wall_ms >= self.stuck_window_ms(rss_kb);
+        let busy = cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
         let grown = rss_kb.saturating_sub(from_kb);
         let reaches_limit = || {
             let rate_kb_per_ms = grown as f64 / wall_ms.max(1) as f64;
@@ -180,7 +186,20 @@ impl Watch {
                 >= (self.limit_mb << 10).saturating_sub(rss_kb) as f64
         };
         let growing = grown > STUCK_GROWTH_KB || (grown >= STUCK_NOISE_KB && reaches_limit());
-        !self.asked_stuck && busy && !growing && self.silence(now) >= limit + self.flush
+        !self.asked_stuck && watched && busy && !growing && self.silence(now) >= limit + self.flush
+    }
+
+    /// How long a run's memory is watched before it may be called flat:
+    /// long enough for the slowest growth that matters (one that reaches
+    /// the limit within `STUCK_GROWTH_MARGIN` timeouts) to climb two of
+    /// its `STUCK_STEP_KB` steps, so that neither a flat stretch between
+    /// steps nor a dip hides it. Under 50 ms with the default 2 GB limit;
+    /// 1.4 s with 64 MB and an 8 s timeout.
+    fn stuck_window_ms(&self, rss_kb: u64) -> u64 {
+        let left_kb = (self.limit_mb << 10).saturating_sub(rss_kb).max(1) as f64;
+        let slowest_kb_per_ms = left_kb / (self.timeout.as_millis() as f64 * STUCK_GROWTH_MARGIN);
+        let window_ms = (2 * STUCK_STEP_KB) as f64 / slowest_kb_per_ms;
+        (window_ms.ceil() as u64).max(STUCK_WINDOW_MS)
     }
 
     /// The timeout steps have begun: a death from here on is a timeout.
@@ -447,6 +466,42 @@ mod tests {
             .streaming(true)
             .stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|ms| ms), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn a_slow_out_of_memory_whose_memory_climbs_in_steps_is_not_asked_where_it_is() {
+        // hostile_e2e's 'm' as /proc showed it: 15 MB/s in steps of up to
+        // 2 MiB, flat for 100 ms and more between them, dipping by 1 MiB when
+        // the harness's trace buffer is freed. 64 MB limit, 8 s timeout,
+        // known-hang limit 100 ms: flat from the first poll (50 ms) to the
+        // limit's (150 ms), which alone once got it stopped as the hang.
+        let start = Instant::now();
+        let mut small = config();
+        small.timeout = Duration::from_secs(8);
+        small.flush_interval = Duration::from_millis(50);
+        small.rss_limit_mb = 64;
+        let limit = Some(Duration::from_millis(100));
+        let stairs = |ms: u64| {
+            let climbed = ms.saturating_sub(30) * 15 / 2048 * 2048;
+            let dip = if ms / 50 % 4 == 3 {
+                climbed.min(1024)
+            } else {
+                0
+            };
+            mb(19) + climbed - dip
+        };
+        let mut watch = Watch::new(&small, true, start, mb(19)).stuck_limit(limit);
+        let asked = (50..3000)
+            .step_by(50)
+            .find(|&ms| watch.poll(at(start, ms), stairs(ms), ms).signal.is_some());
+        assert_eq!(asked, None, "a climbing run is left to run out of memory");
+        // A flat run there is asked once its memory was watched long enough
+        // to see the slowest growth that matters climb two steps: 1.42 s.
+        let mut watch = Watch::new(&small, true, start, mb(19)).stuck_limit(limit);
+        let asked = (50..3000)
+            .step_by(50)
+            .find(|&ms| watch.poll(at(start, ms), mb(19), ms).signal.is_some());
+        assert_eq!(asked, Some(1500), "well before the 8 s timeout");
     }
 
     #[test]
