@@ -1,4 +1,5 @@
-//! `php-fuzz detectors`: each bug detector, its sinks and its canary.
+//! `php-fuzz detectors`: each bug detector, its sinks, its canary and
+//! its rules, each with a safe pattern.
 //! See docs/detectors.md.
 
 use std::process::ExitCode;
@@ -27,6 +28,11 @@ pub fn run(_args: &DetectorsArgs) -> anyhow::Result<ExitCode> {
         out.line(format!("  sinks:   {}", info.sinks))?;
         out.line(format!("  reports: {}", info.reports))?;
         out.line(format!("  canary:  {canary}"))?;
+        out.line("  rules:".to_string())?;
+        for rule in info.rules {
+            out.line(format!("  - {}", rule.reports))?;
+            out.line(format!("    safe: {}", rule.safe))?;
+        }
     }
     out.line(String::new())?;
     out.line(

@@ -51,8 +51,40 @@ fn php_fuzz_detectors_lists_each_detector_with_its_sinks_and_canary() {
             .unwrap_or_else(|| panic!("{name} is not listed:\n{out}"));
         assert!(block.contains("  sinks:   "), "{block}");
         assert!(block.contains(&format!("  canary:  {canary}")), "{block}");
+        assert!(block.contains("\n  rules:\n  - "), "{block}");
+        assert!(block.contains("\n    safe: "), "{block}");
     }
     assert!(out.contains("exec, system, passthru"), "{out}");
+    assert!(
+        out.contains("  - autoload: a lookup is no finding"),
+        "{out}"
+    );
+}
+
+/// docs/detectors.md ("The rules") lists every rule `php-fuzz detectors`
+/// prints, with its safe pattern (issue #42: the autoload rule was in
+/// neither).
+#[test]
+fn the_docs_list_every_rule_and_its_safe_pattern() {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/detectors.md"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = php_fuzz(&["detectors"], dir.path()).stdout();
+    for line in out.lines() {
+        if let Some(rule) = line.strip_prefix("  - ") {
+            assert!(
+                docs.contains(&format!("- {rule}\n")),
+                "not in the docs: {rule}"
+            );
+        } else if let Some(safe) = line.strip_prefix("    safe: ") {
+            assert!(
+                docs.contains(&format!("safe: `{safe}`")),
+                "not in the docs: {safe}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -12,8 +12,10 @@
 //! lists, and the words the instrumenter puts into the dictionary when it
 //! sees a sink (docs/detectors.md).
 
+mod rules;
 mod set;
 
+pub use rules::Rule;
 pub use set::{DetectorSet, UnknownDetector};
 
 /// One bug detector.
@@ -85,6 +87,8 @@ pub struct DetectorInfo {
     pub reports: &'static str,
     /// The token the input must bring to the sink (empty: none).
     pub canary: &'static str,
+    /// Every rule it applies, each with a safe pattern.
+    pub rules: &'static [Rule],
     /// Dictionary words, added when the instrumenter sees one of its sinks.
     pub words: &'static [&'static [u8]],
 }
@@ -107,6 +111,7 @@ const INFO: [DetectorInfo; 8] = [
         sinks: "exec, system, passthru, shell_exec, backticks, popen, proc_open, pcntl_exec, mail (5th argument)",
         reports: "a word of the input's choosing stands as a command of the shell (or as an extra option of mail()'s sendmail)",
         canary: canary::COMMAND,
+        rules: rules::COMMAND_INJECTION,
         words: &[
             b"php-fuzz-cmd",
             b";php-fuzz-cmd;",
@@ -125,6 +130,7 @@ const INFO: [DetectorInfo; 8] = [
         sinks: "eval, include/require of data: and php:// paths (assert with a string, create_function and preg_replace /e are gone since PHP 8.0)",
         reports: "text compiled as PHP code calls a function the input named",
         canary: canary::CODE,
+        rules: rules::CODE_INJECTION,
         words: &[
             b"php_fuzz_code()",
             b"php_fuzz_code();",
@@ -139,6 +145,7 @@ const INFO: [DetectorInfo; 8] = [
         sinks: "unserialize (unless allowed_classes is false or leaves the class out)",
         reports: "the data would create an object of a class the input named",
         canary: canary::OBJECT,
+        rules: rules::OBJECT_INJECTION,
         words: &[
             b"PhpFuzzObject",
             b"O:13:\"PhpFuzzObject\":0:{}",
@@ -147,9 +154,10 @@ const INFO: [DetectorInfo; 8] = [
     },
     DetectorInfo {
         name: "class-injection",
-        sinks: "new $x, $x::m(), $x(...), call_user_func(_array), new ReflectionClass",
-        reports: "a class or function named by the input is loaded or called",
+        sinks: "new $x, $x::m(), $x(...), call_user_func(_array), ReflectionClass::newInstance*, php-fuzz's autoloader",
+        reports: "a class or function named by the input is used: instantiated or called (a lookup such as class_exists() is not a use)",
         canary: canary::CLASS,
+        rules: rules::CLASS_INJECTION,
         words: &[b"PhpFuzzClass", b"PhpFuzzClass::create"],
     },
     DetectorInfo {
@@ -157,6 +165,7 @@ const INFO: [DetectorInfo; 8] = [
         sinks: "every file:// operation (fopen, file_get_contents, file_put_contents, is_file, unlink, rename, copy, mkdir, scandir, readfile, include, require, ...)",
         reports: "a path climbs out of the folder it was built under (.. after normalization), or an absolute path stands in its place",
         canary: canary::PATH,
+        rules: rules::PATH_TRAVERSAL,
         words: &[
             b"php-fuzz-traversal",
             b"../php-fuzz-traversal",
@@ -172,6 +181,7 @@ const INFO: [DetectorInfo; 8] = [
         sinks: "libxml's external entity loader (simplexml_load_*, DOMDocument::load*, XMLReader, xml_parse)",
         reports: "the XML parser tries to load an external entity or DTD the input named",
         canary: canary::XXE,
+        rules: rules::XXE,
         words: &[
             b"<!DOCTYPE r [<!ENTITY x SYSTEM \"php-fuzz-xxe\">]>",
             b"&x;",
@@ -184,6 +194,7 @@ const INFO: [DetectorInfo; 8] = [
         sinks: "http, https, ftp and ftps streams (file_get_contents, fopen, ...), fsockopen, pfsockopen, stream_socket_client, socket_connect, curl_exec, new SoapClient",
         reports: "the input chooses the host a connection goes to",
         canary: canary::HOST,
+        rules: rules::SSRF,
         words: &[
             b"php-fuzz.example",
             b"http://php-fuzz.example/",
@@ -196,6 +207,7 @@ const INFO: [DetectorInfo; 8] = [
         sinks: "preg_match, preg_match_all, preg_replace, preg_replace_callback, preg_replace_callback_array, preg_split, preg_grep, preg_filter",
         reports: "a preg_* call fails with the backtrack, recursion or JIT stack limit, or runs past the timeout on one input",
         canary: "",
+        rules: rules::REGEX_DOS,
         words: &[
             b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!",
             b"                                                !",
@@ -215,6 +227,22 @@ mod tests {
             assert_eq!(INFO[index].name, detector.name());
         }
         assert!("Xxe".parse::<Detector>().is_err());
+    }
+
+    #[test]
+    fn every_detector_lists_its_rules_each_with_a_safe_pattern() {
+        for detector in Detector::ALL {
+            let rules = detector.info().rules;
+            assert!(!rules.is_empty(), "{detector}");
+            for rule in rules {
+                assert!(
+                    !rule.reports.is_empty() && !rule.safe.is_empty(),
+                    "{detector}"
+                );
+            }
+        }
+        let class = Detector::ClassInjection.info().rules;
+        assert!(class.iter().any(|r| r.reports.starts_with("autoload")));
     }
 
     #[test]
