@@ -345,6 +345,300 @@ function tempnam($directory, $prefix)
     return \tempnam($directory, $prefix);
 }
 
+function posix_mkfifo($filename, $permissions)
+{
+    if (\is_string($filename)) {
+        PathTraversal::path($filename);
+        if (SideEffects::refuseWrite('create the fifo', $filename)) {
+            return false;
+        }
+    }
+    return \posix_mkfifo($filename, $permissions);
+}
+
+function posix_mknod($filename, $flags, $major = 0, $minor = 0)
+{
+    if (\is_string($filename)) {
+        PathTraversal::path($filename);
+        if (SideEffects::refuseWrite('create the node', $filename)) {
+            return false;
+        }
+    }
+    return \posix_mknod($filename, $flags, $major, $minor);
+}
+
+/**
+ * Settings that name a file PHP then writes without its streams (a log, a
+ * session's folder, a cache), lower case: refused outside the allowed
+ * folders, as if PHP had refused the value.
+ */
+const PATH_SETTINGS = ['error_log' => true, 'mail.log' => true, 'session.save_path' => true, 'soap.wsdl_cache_dir' => true];
+
+function ini_set($option, $value)
+{
+    if (\is_string($option) && isset(PATH_SETTINGS[\strtolower($option)]) && (\is_string($value) || \is_int($value))) {
+        // session.save_path may be "N;/path" or "N;MODE;/path".
+        $path = \substr(\strrchr(';' . $value, ';'), 1);
+        if (\strcasecmp($option, 'error_log') === 0 && $path === 'syslog') {
+            if (SideEffects::refuseConnection('ini_set', 'the system log')) {
+                return false;
+            }
+        } elseif ($path !== '' && SideEffects::refuseWrite("log or save to ($option)", $path)) {
+            return false;
+        }
+    }
+    return \ini_set($option, $value);
+}
+
+function ini_alter($option, $value)
+{
+    return ini_set($option, $value);
+}
+
+function error_log($message, $message_type = 0, $destination = null, $additional_headers = null)
+{
+    // Type 1 mails the message: sendmail runs. Type 3 goes through the file wrapper.
+    if ($message_type === 1 || $message_type === '1') {
+        if (SideEffects::refuseProcess('error_log', 'sendmail ' . (\is_string($destination) ? $destination : ''))) {
+            return false;
+        }
+    }
+    return \error_log($message, $message_type, $destination, $additional_headers);
+}
+
+/**
+ * A signal to a process outside the harness's process group (which holds
+ * the harness and the children it forks), or to every process (-1), is
+ * refused: `false`, as for a process that does not exist.
+ */
+function posix_kill($process_id, $signal)
+{
+    if (\is_int($process_id) && $signal !== 0 && $signal !== '0') {
+        $group = \posix_getpgid(0);
+        $theirs = $process_id > 0 ? \posix_getpgid($process_id) : ($process_id === 0 ? $group : -$process_id);
+        if ($theirs !== $group && $theirs !== false && SideEffects::refuseProcess('posix_kill', "kill -$signal $process_id")) {
+            return false;
+        }
+    }
+    return \posix_kill($process_id, $signal);
+}
+
+// ----- side effects: connections the ssrf detector does not look at -----
+
+function ftp_connect($hostname, $port = 21, $timeout = 90)
+{
+    if (\is_string($hostname)) {
+        Ssrf::address('ftp_connect', $hostname);
+        if (SideEffects::refuseConnection('ftp_connect', "$hostname:$port")) {
+            return false;
+        }
+    }
+    return \ftp_connect($hostname, $port, $timeout);
+}
+
+function ftp_ssl_connect($hostname, $port = 21, $timeout = 90)
+{
+    if (\is_string($hostname)) {
+        Ssrf::address('ftp_ssl_connect', $hostname);
+        if (SideEffects::refuseConnection('ftp_ssl_connect', "$hostname:$port")) {
+            return false;
+        }
+    }
+    return \ftp_ssl_connect($hostname, $port, $timeout);
+}
+
+function socket_sendto($socket, $data, $length, $flags, $address, $port = null)
+{
+    if (\is_string($address)) {
+        Ssrf::address('socket_sendto', $address);
+        if (SideEffects::refuseConnection('socket_sendto', $port === null ? $address : "$address:$port")) {
+            return false;
+        }
+    }
+    return \socket_sendto($socket, $data, $length, $flags, $address, $port);
+}
+
+/**
+ * A refused transfer fails at once, as curl_exec()'s does: its protocols
+ * are switched off, so curl_multi_exec() finishes it with "Protocol not
+ * supported or disabled" (CURLE_UNSUPPORTED_PROTOCOL) without a connection.
+ */
+function curl_multi_add_handle($multi_handle, $handle)
+{
+    if (\function_exists('curl_getinfo') && $handle instanceof \CurlHandle) {
+        $url = (string) \curl_getinfo($handle, \CURLINFO_EFFECTIVE_URL);
+        Ssrf::address('curl_multi_add_handle', $url);
+        if (SideEffects::refuseConnection('curl_multi_add_handle', $url)) {
+            \curl_setopt($handle, \CURLOPT_PROTOCOLS, 0);
+        }
+    }
+    return \curl_multi_add_handle($multi_handle, $handle);
+}
+
+// ----- side effects: native code -----
+
+/**
+ * `FFI::cdef()`, `FFI::load()` and `FFI::scope()` in instrumented code:
+ * refused unless --allow-side-effects, as `ffi.enable=0` refuses them, since
+ * C code does what it likes with the machine.
+ */
+final class FFI
+{
+    public static function cdef(...$arguments)
+    {
+        self::refuse('cdef', (string) ($arguments[1] ?? $arguments['lib'] ?? 'the process'));
+        return \FFI::cdef(...$arguments);
+    }
+
+    public static function load(...$arguments)
+    {
+        self::refuse('load', (string) ($arguments[0] ?? $arguments['filename'] ?? ''));
+        return \FFI::load(...$arguments);
+    }
+
+    public static function scope(...$arguments)
+    {
+        self::refuse('scope', (string) ($arguments[0] ?? $arguments['name'] ?? ''));
+        return \FFI::scope(...$arguments);
+    }
+
+    private static function refuse(string $method, string $what): void
+    {
+        if (!SideEffects::$refuse || !SideEffects::$active || !\class_exists(\FFI::class, false)) {
+            return;
+        }
+        SideEffects::refuse('native-code', "FFI::$method() tried to call native code of " . Detectors::quote($what));
+        throw new \FFI\Exception('FFI API is restricted by "ffi.enable" configuration directive');
+    }
+}
+
+// ----- side effects: Phar and PharData, which write without PHP's streams -----
+
+/** `new ReflectionFunction('exec')` reflects exec's hook, which refuses and reports. */
+class ReflectionFunction extends \ReflectionFunction
+{
+    public function __construct($function)
+    {
+        parent::__construct(callback($function));
+    }
+}
+
+if (\class_exists(\PharData::class, false)) {
+    /**
+     * What `new Phar(…)` and `new PharData(…)` in instrumented code make:
+     * the same archive, whose writes (Phar flushes the archive itself, past
+     * php-fuzz's file wrapper) are refused outside the allowed folders,
+     * with PharException as an archive PHP cannot write fails.
+     */
+    trait PharWrites
+    {
+        private function refuseWrite(string $method, ?string $path = null): void
+        {
+            $path = $path ?? $this->getPath();
+            if (SideEffects::refuseWrite('write the archive', $path)) {
+                throw new \PharException("unable to open \"$path\" for writing (Phar::$method)");
+            }
+        }
+
+        #[\ReturnTypeWillChange]
+        public function addEmptyDir(...$arguments) { $this->refuseWrite('addEmptyDir'); return parent::addEmptyDir(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function addFile(...$arguments) { $this->refuseWrite('addFile'); return parent::addFile(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function addFromString(...$arguments) { $this->refuseWrite('addFromString'); return parent::addFromString(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function buildFromDirectory(...$arguments) { $this->refuseWrite('buildFromDirectory'); return parent::buildFromDirectory(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function buildFromIterator(...$arguments) { $this->refuseWrite('buildFromIterator'); return parent::buildFromIterator(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function compress(...$arguments) { $this->refuseWrite('compress'); return parent::compress(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function compressFiles(...$arguments) { $this->refuseWrite('compressFiles'); return parent::compressFiles(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function convertToData(...$arguments) { $this->refuseWrite('convertToData'); return parent::convertToData(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function convertToExecutable(...$arguments) { $this->refuseWrite('convertToExecutable'); return parent::convertToExecutable(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function copy(...$arguments) { $this->refuseWrite('copy'); return parent::copy(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function decompress(...$arguments) { $this->refuseWrite('decompress'); return parent::decompress(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function decompressFiles(...$arguments) { $this->refuseWrite('decompressFiles'); return parent::decompressFiles(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function delMetadata(...$arguments) { $this->refuseWrite('delMetadata'); return parent::delMetadata(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function delete(...$arguments) { $this->refuseWrite('delete'); return parent::delete(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function extractTo(...$arguments)
+        {
+            $this->refuseWrite('extractTo', \is_string($arguments[0] ?? null) ? $arguments[0] : null);
+            return parent::extractTo(...$arguments);
+        }
+        #[\ReturnTypeWillChange]
+        public function offsetSet($localName, $value) { $this->refuseWrite('offsetSet'); parent::offsetSet($localName, $value); }
+        #[\ReturnTypeWillChange]
+        public function offsetUnset($localName) { $this->refuseWrite('offsetUnset'); parent::offsetUnset($localName); }
+        #[\ReturnTypeWillChange]
+        public function setAlias(...$arguments) { $this->refuseWrite('setAlias'); return parent::setAlias(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function setDefaultStub(...$arguments) { $this->refuseWrite('setDefaultStub'); return parent::setDefaultStub(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function setMetadata(...$arguments) { $this->refuseWrite('setMetadata'); return parent::setMetadata(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function setSignatureAlgorithm(...$arguments) { $this->refuseWrite('setSignatureAlgorithm'); return parent::setSignatureAlgorithm(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function setStub(...$arguments) { $this->refuseWrite('setStub'); return parent::setStub(...$arguments); }
+        #[\ReturnTypeWillChange]
+        public function stopBuffering(...$arguments) { $this->refuseWrite('stopBuffering'); return parent::stopBuffering(...$arguments); }
+    }
+
+    class Phar extends \Phar
+    {
+        use PharWrites;
+    }
+
+    class PharData extends \PharData
+    {
+        use PharWrites;
+    }
+}
+
+// ----- side effects: callables that name a hooked function -----
+
+/** Hooked functions a callable may name, lower case, each to its hook. */
+const CALLABLE_SINKS = [
+    'exec' => true, 'system' => true, 'passthru' => true, 'shell_exec' => true, 'popen' => true,
+    'proc_open' => true, 'pcntl_exec' => true, 'mail' => true, 'fsockopen' => true,
+    'pfsockopen' => true, 'stream_socket_client' => true, 'socket_connect' => true,
+    'socket_sendto' => true, 'curl_exec' => true, 'curl_multi_add_handle' => true,
+    'ftp_connect' => true, 'ftp_ssl_connect' => true, 'symlink' => true, 'link' => true,
+    'tempnam' => true, 'posix_mkfifo' => true, 'posix_mknod' => true, 'ini_set' => true,
+    'ini_alter' => true, 'error_log' => true, 'posix_kill' => true,
+];
+
+/**
+ * A callable on its way to a function that calls it (`array_map`,
+ * `call_user_func`, `usort`, `ob_start`, `Closure::fromCallable`, `new
+ * ReflectionFunction`…): one that names a hooked function (`'exec'`,
+ * `'\\System'`, `'FFI::cdef'`) becomes its hook, which then refuses and
+ * reports as a direct call would; any other is returned unchanged.
+ */
+function callback($callable)
+{
+    if (\is_string($callable)) {
+        $name = \strtolower(\ltrim($callable, '\\'));
+        if (isset(CALLABLE_SINKS[$name])) {
+            return __NAMESPACE__ . '\\' . $name;
+        }
+        if (\strncmp($name, 'ffi::', 5) === 0) {
+            return __NAMESPACE__ . '\\FFI::' . \substr($name, 5);
+        }
+    } elseif (\is_array($callable) && \is_string($callable[0] ?? null) && \strcasecmp(\ltrim($callable[0], '\\'), 'FFI') === 0) {
+        return [__NAMESPACE__ . '\\FFI', $callable[1] ?? null];
+    }
+    return $callable;
+}
+
 // ----- wrappers: values the instrumenter routes through a check -----
 
 /** The data of `unserialize($data)`, before it runs. */
@@ -410,7 +704,7 @@ function callee($callee)
         : \is_array($callee)) {
         ClassInjection::callee($callee);
     }
-    return $callee;
+    return callback($callee);
 }
 
 /** An XML document on its way to a parser (the cmplog rendering only). */

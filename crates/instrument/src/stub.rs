@@ -501,6 +501,8 @@ pub(crate) enum SinkCall {
     SerializedData,
     /// …its options.
     SerializedOptions,
+    /// A callable a function will call (`array_map`, `usort`…).
+    Callback,
 }
 
 impl SinkCall {
@@ -514,6 +516,7 @@ impl SinkCall {
             SinkCall::Serialized => b"serialized",
             SinkCall::SerializedData => b"serializedData",
             SinkCall::SerializedOptions => b"serializedOptions",
+            SinkCall::Callback => b"callback",
         }
     }
 }

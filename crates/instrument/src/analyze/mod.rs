@@ -37,6 +37,7 @@ mod literals;
 mod pruning;
 mod regions;
 mod scope;
+mod side_effects;
 mod sinks;
 mod statements;
 

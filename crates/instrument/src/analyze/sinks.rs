@@ -47,11 +47,13 @@ pub(crate) struct Sinks {
     pub insertions: Vec<SinkInsertion>,
     /// Rewrites of calls of global functions, by the lower-case name:
     /// dropped where the name is not the global function.
-    pending: Vec<(&'static str, SinkInsertion)>,
+    pub(super) pending: Vec<(&'static str, SinkInsertion)>,
     /// Lower-case names that are not the global function here.
     shadowed: Vec<Vec<u8>>,
     /// The file declares `strict_types=1`.
-    strict: bool,
+    pub(super) strict: bool,
+    /// Classes a `use` imports under their own name, lower case.
+    pub(super) imported: Vec<Vec<u8>>,
     /// Names this file gives the global classes that are sinks
     /// (`use ReflectionClass as R;`): (name used here, class), lower case.
     class_aliases: Vec<(Vec<u8>, &'static [u8])>,
@@ -121,6 +123,16 @@ fn sink_function(lower: &[u8]) -> Option<SinkFunction> {
         b"stream_socket_client" => Hooked(Ssrf, "stream_socket_client"),
         b"socket_connect" => Hooked(Ssrf, "socket_connect"),
         b"curl_exec" => Hooked(Ssrf, "curl_exec"),
+        b"curl_multi_add_handle" => Hooked(Ssrf, "curl_multi_add_handle"),
+        b"socket_sendto" => Hooked(Ssrf, "socket_sendto"),
+        b"ftp_connect" => Hooked(Ssrf, "ftp_connect"),
+        b"ftp_ssl_connect" => Hooked(Ssrf, "ftp_ssl_connect"),
+        b"error_log" => Hooked(CommandInjection, "error_log"),
+        b"posix_mkfifo" => Hooked(PathTraversal, "posix_mkfifo"),
+        b"posix_mknod" => Hooked(PathTraversal, "posix_mknod"),
+        b"ini_set" => Hooked(PathTraversal, "ini_set"),
+        b"ini_alter" => Hooked(PathTraversal, "ini_alter"),
+        b"posix_kill" => Hooked(CommandInjection, "posix_kill"),
         b"preg_match" => Result(RegexDos, "preg_match"),
         b"preg_match_all" => Result(RegexDos, "preg_match_all"),
         b"preg_replace" => Result(RegexDos, "preg_replace"),
@@ -165,8 +177,14 @@ impl Analyzer<'_> {
             NodeKind::FunctionCallExpression => self.sink_call(node, depth),
             NodeKind::IncludeExpression => self.include_path(node, depth),
             NodeKind::ShellCommandExpression => self.backticks(node, depth),
-            NodeKind::ObjectCreationExpression => self.object_creation(node, depth),
-            NodeKind::ScopedCallExpression => self.dynamic_scope(node, depth),
+            NodeKind::ObjectCreationExpression => {
+                self.object_creation(node, depth);
+                self.side_effect_class(node, depth);
+            }
+            NodeKind::ScopedCallExpression => {
+                self.dynamic_scope(node, depth);
+                self.static_side_effect(node, depth);
+            }
             NodeKind::MemberCallExpression => self.xml_method(node, depth),
             _ => {}
         }
@@ -195,6 +213,9 @@ impl Analyzer<'_> {
                 (Some(as_), Some(alias)) if as_ == b"as" => alias.clone(),
                 _ => last_segment(word),
             };
+            if imports != Some(b"function") && alias == last_segment(word) {
+                self.sinks.imported.push(alias.clone());
+            }
             if imports == Some(b"function") {
                 self.sinks.shadowed.push(alias);
             } else if let Some(class) = SINK_CLASSES.iter().find(|class| {
@@ -235,6 +256,9 @@ impl Analyzer<'_> {
         };
         let lower = name.to_ascii_lowercase();
         let Some(sink) = sink_function(&lower) else {
+            if let Some((name, at)) = super::side_effects::callback_argument(&lower) {
+                self.callback_call(call, depth, name, at);
+            }
             return;
         };
         match sink {
