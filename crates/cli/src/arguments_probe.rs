@@ -7,7 +7,9 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use php_fuzz_harness::Runtime;
+use php_fuzz_harness::{Runtime, output_walled};
+
+use crate::harness_args::HarnessArgs;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
@@ -23,18 +25,25 @@ struct ProbeError {
     message: String,
 }
 
-/// `php arguments-probe.php ARGS…`'s answer; `what` names the step in errors.
+/// `php arguments-probe.php ARGS…`'s answer, run inside the wall with
+/// writes only in `writable` (and a scratch folder); `what` names the step
+/// in errors.
 pub fn run<T: DeserializeOwned>(
-    php: &Path,
+    harness: &HarnessArgs,
     args: &[&std::ffi::OsStr],
+    writable: &[&Path],
     what: &str,
 ) -> anyhow::Result<T> {
     let runtime = Runtime::unpack().context("cannot unpack the PHP runtime")?;
-    let output = Command::new(php)
+    let mut command = Command::new(&harness.php);
+    command
         .arg(runtime.arguments_probe())
         .args(args)
-        .output()
-        .with_context(|| format!("cannot run {}", php.display()))?;
+        .env("TMPDIR", runtime.scratch());
+    let mut folders = vec![runtime.scratch().to_path_buf()];
+    folders.extend(writable.iter().map(|p| p.to_path_buf()));
+    let output = output_walled(&mut command, &harness.php, folders, harness.sandbox_mode())
+        .with_context(|| format!("cannot run {}", harness.php.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let Some(json) = stdout
         .lines()

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use php_fuzz_harness::Runtime;
+use php_fuzz_harness::{Runtime, SandboxMode, output_walled};
 use serde::Deserialize;
 
 /// A fuzz test method, resolved to a target file php-fuzz can run.
@@ -109,7 +109,11 @@ pub fn split_target(target: &Path) -> (PathBuf, Option<String>) {
 /// The fuzz test `target` names, or `None` for a plain target file. A file is
 /// a fuzz test when a method is named (`::method`), or when it mentions
 /// `PhpFuzz\PHPUnit` and never calls `setTarget(`.
-pub fn resolve(target: &Path, php: &Path) -> anyhow::Result<Option<FuzzTest>> {
+pub fn resolve(
+    target: &Path,
+    php: &Path,
+    sandbox: SandboxMode,
+) -> anyhow::Result<Option<FuzzTest>> {
     let (file, method) = split_target(target);
     if method.is_none() && !looks_like_fuzz_test(&file) {
         return Ok(None);
@@ -117,7 +121,7 @@ pub fn resolve(target: &Path, php: &Path) -> anyhow::Result<Option<FuzzTest>> {
     if !file.is_file() {
         bail!("fuzz test file not found: {}", file.display());
     }
-    let description = describe(&file, php)?;
+    let description = describe(&file, php, sandbox)?;
     let chosen = choose(&description, &file, method.as_deref())?;
     if let Some(error) = &chosen.error {
         bail!("{error}");
@@ -167,12 +171,17 @@ fn looks_like_fuzz_test(file: &Path) -> bool {
         .is_ok_and(|text| text.contains("PhpFuzz\\PHPUnit") && !text.contains("setTarget("))
 }
 
-fn describe(file: &Path, php: &Path) -> anyhow::Result<Description> {
+/// Runs the PHPUnit probe on `file`, inside the wall: it loads the test's
+/// code, and so the library's.
+fn describe(file: &Path, php: &Path, sandbox: SandboxMode) -> anyhow::Result<Description> {
     let runtime = Runtime::unpack().context("cannot unpack the PHP runtime")?;
-    let output = Command::new(php)
+    let mut command = Command::new(php);
+    command
         .arg(runtime.phpunit_probe())
         .arg(file)
-        .output()
+        .env("TMPDIR", runtime.scratch());
+    let scratch = vec![runtime.scratch().to_path_buf()];
+    let output = output_walled(&mut command, php, scratch, sandbox)
         .with_context(|| format!("cannot run {}", php.display()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let Some(json) = stdout

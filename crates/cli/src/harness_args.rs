@@ -89,13 +89,20 @@ pub enum SandboxArg {
 /// Turns the wall off, leaving the hooks alone: for php-fuzz's own tests,
 /// which measure what the hooks stop without it (docs/sandbox.md).
 pub const NO_WALL_ENV: &str = "PHP_FUZZ_NO_WALL";
+/// Lets the hooks allow every side effect, leaving the wall alone: for the
+/// tests that measure what the wall stops by itself (docs/sandbox.md).
+pub const NO_HOOKS_ENV: &str = "PHP_FUZZ_NO_HOOKS";
+
+fn env_switch(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
 
 impl HarnessArgs {
     /// The wall's mode: off with --allow-side-effects or `PHP_FUZZ_NO_WALL=1`.
     pub fn sandbox_mode(&self) -> SandboxMode {
-        let no_wall = std::env::var_os(NO_WALL_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+        let off = self.allow_side_effects && !env_switch(NO_HOOKS_ENV);
         match self.sandbox {
-            _ if self.allow_side_effects || no_wall => SandboxMode::Off,
+            _ if off || env_switch(NO_WALL_ENV) => SandboxMode::Off,
             SandboxArg::Auto => SandboxMode::Auto,
             SandboxArg::Strict => SandboxMode::Strict,
         }
@@ -235,7 +242,7 @@ impl HarnessArgs {
         };
         let fuzz_test = match callee {
             Some(_) => None,
-            None => crate::fuzz_test_target::resolve(target, &self.php)?,
+            None => crate::fuzz_test_target::resolve(target, &self.php, self.sandbox_mode())?,
         };
         let target = match (&fuzz_test, &callee) {
             (Some(test), _) => test.target_file.clone(),
@@ -273,7 +280,7 @@ impl HarnessArgs {
         config.forward_output = self.show_output;
         config.fork_server = !self.no_fork_server;
         config.detectors = self.detectors;
-        config.allow_side_effects = self.allow_side_effects;
+        config.allow_side_effects = self.allow_side_effects || env_switch(NO_HOOKS_ENV);
         config.wall = WallSettings::new(self.sandbox_mode());
         let style = match self.stub {
             StyleArg::Trace => StubStyle::Trace,

@@ -108,12 +108,13 @@ pub fn run(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         autoload,
     };
     let answer: ProbeAnswer = crate::arguments_probe::run(
-        &args.harness.php,
+        &args.harness,
         &[
             "scan".as_ref(),
             scan.dir.as_os_str(),
             scan.autoload.as_os_str(),
         ],
+        &[],
         "scan",
     )?;
     eprintln!(

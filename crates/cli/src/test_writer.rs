@@ -31,6 +31,6 @@ pub fn write(callee: &Path, dir: &Path, harness: &HarnessArgs) -> anyhow::Result
             .iter()
             .map(|c| std::ffi::OsStr::new(c.as_str())),
     );
-    let written: Written = crate::arguments_probe::run(&harness.php, &args, "--write-test")?;
+    let written: Written = crate::arguments_probe::run(harness, &args, &[dir], "--write-test")?;
     Ok(written.path)
 }

@@ -6,8 +6,10 @@
 //! is no child of php-fuzz, from the harness and from a forked child. With
 //! default flags nothing may get through; with the OS wall forced off
 //! (`PHP_FUZZ_NO_WALL=1`) the hooks alone must still stop every way they
-//! are documented to stop; with `--allow-side-effects` the ways happen,
-//! which proves that the observers see them.
+//! are documented to stop; with the hooks allowing everything
+//! (`PHP_FUZZ_NO_HOOKS=1`) the wall alone must stop every way; with
+//! `--allow-side-effects` the ways happen, which proves that the observers
+//! see them.
 
 mod common;
 
@@ -335,7 +337,8 @@ fn campaign(
         .args(extra)
         .current_dir(dir.path())
         .env_remove("CI")
-        .env_remove("PHP_FUZZ_NO_WALL");
+        .env_remove("PHP_FUZZ_NO_WALL")
+        .env_remove("PHP_FUZZ_NO_HOOKS");
     for (key, value) in observers.env() {
         command.env(key, value);
     }
@@ -430,6 +433,32 @@ fn the_hooks_alone_stop_every_way_they_are_documented_to_stop() {
     // Each refusal the harness saw is a finding (one per run: 80 runs
     // report most of them).
     assert!(reports.len() >= 30, "{reports:#?}\n{}", run.all());
+}
+
+#[test]
+fn the_wall_alone_stops_every_way() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tried = tried_ways();
+    // The hooks let everything through; only the operating system refuses.
+    let (run, seen, _reports) = campaign(20, &[], &[("PHP_FUZZ_NO_HOOKS", "1")]);
+    assert!(
+        run.stderr().contains("INFO: sandbox: Landlock ABI"),
+        "{}",
+        run.all()
+    );
+    let through: Vec<&str> = tried
+        .iter()
+        .filter(|w| seen.reached(w))
+        .map(|w| w.name.as_str())
+        .collect();
+    assert!(
+        through.is_empty(),
+        "with the wall alone, {} of {} ways got through: {through:?}\n{}\n{}",
+        through.len(),
+        tried.len(),
+        seen.offenders().join("\n"),
+        run.all()
+    );
 }
 
 #[test]

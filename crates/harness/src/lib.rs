@@ -38,7 +38,7 @@ pub use mutation::{BuiltinMutation, MutatorFailure, MutatorProcess};
 pub use php::{MIN_PHP_VERSION_ID, PhpBinary};
 pub use php_fuzz_sandbox::{Layers as SandboxLayers, Mode as SandboxMode, SandboxError};
 
-pub use process::{CustomHooks, TargetInfo};
+pub use process::{CustomHooks, TargetInfo, output_walled};
 pub use protocol::MutationItem;
 pub use run_coverage::Coverage;
 pub use runtime::Runtime;

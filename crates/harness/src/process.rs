@@ -4,6 +4,8 @@ mod handle;
 mod stderr;
 mod walled;
 
+pub use walled::output_walled;
+
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read, Write};

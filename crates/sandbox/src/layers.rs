@@ -20,16 +20,23 @@ pub enum Layer {
     Landlock,
     NetworkNamespace,
     Seccomp,
+    ReadOnlyMounts,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 3] = [Layer::Landlock, Layer::NetworkNamespace, Layer::Seccomp];
+    pub const ALL: [Layer; 4] = [
+        Layer::Landlock,
+        Layer::NetworkNamespace,
+        Layer::Seccomp,
+        Layer::ReadOnlyMounts,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Layer::Landlock => "Landlock",
             Layer::NetworkNamespace => "network namespace",
             Layer::Seccomp => "seccomp",
+            Layer::ReadOnlyMounts => "read-only mounts",
         }
     }
 
@@ -52,6 +59,7 @@ impl fmt::Display for Refusal {
             Layer::Landlock => "Landlock is not available",
             Layer::NetworkNamespace => "no network namespace could be made",
             Layer::Seccomp => "no seccomp filter could be installed",
+            Layer::ReadOnlyMounts => "no read-only mount namespace could be made",
         };
         write!(f, "{what} ({error})")
     }
@@ -65,6 +73,7 @@ pub struct Layers {
     pub landlock_abi: Option<u8>,
     pub network_namespace: bool,
     pub seccomp: bool,
+    pub read_only_mounts: bool,
     /// The layers refused, and why.
     pub refusals: Vec<Refusal>,
 }
@@ -76,13 +85,17 @@ impl Layers {
             landlock_abi: None,
             network_namespace: false,
             seccomp: false,
+            read_only_mounts: false,
             refusals: Vec::new(),
         }
     }
 
-    /// All three layers hold, with Landlock's signal and socket scopes (ABI 6).
+    /// All four layers hold, with Landlock's signal and socket scopes (ABI 6).
     pub fn full(&self) -> bool {
-        self.landlock_abi.is_some_and(|abi| abi >= 6) && self.network_namespace && self.seccomp
+        self.landlock_abi.is_some_and(|abi| abi >= 6)
+            && self.network_namespace
+            && self.seccomp
+            && self.read_only_mounts
     }
 
     /// `Landlock ABI 7 (files, TCP, signals), network namespace, seccomp`,
@@ -100,6 +113,9 @@ impl Layers {
         }
         if self.seccomp {
             held.push("seccomp".into());
+        }
+        if self.read_only_mounts {
+            held.push("read-only mounts".into());
         }
         let mut line = if held.is_empty() {
             "hooks only".to_string()
@@ -121,6 +137,7 @@ impl Layers {
                 Layer::Landlock => self.landlock_abi.is_some(),
                 Layer::NetworkNamespace => self.network_namespace,
                 Layer::Seccomp => self.seccomp,
+                Layer::ReadOnlyMounts => self.read_only_mounts,
             };
             if held {
                 continue;
@@ -159,6 +176,7 @@ mod tests {
             landlock_abi: abi,
             network_namespace: netns,
             seccomp,
+            read_only_mounts: netns,
             refusals: Vec::new(),
         }
     }
@@ -169,7 +187,7 @@ mod tests {
         assert!(full.full());
         assert_eq!(
             full.describe(),
-            "Landlock ABI 7 (files, TCP, signals), network namespace, seccomp + hooks"
+            "Landlock ABI 7 (files, TCP, signals), network namespace, seccomp, read-only mounts + hooks"
         );
     }
 

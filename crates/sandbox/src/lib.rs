@@ -7,8 +7,12 @@
 //!   bind or connect (ABI 4); no abstract unix socket or signal outside the
 //!   tree (ABI 6).
 //! - **A network namespace**: only a loopback of its own, which is down.
-//! - **seccomp**: no socket at all, no `execve` but the one that starts PHP,
-//!   no io_uring, ptrace, mounts, namespaces, BPF or kernel modules.
+//! - **seccomp**: no socket but IPv4/IPv6 in the namespace (none without
+//!   it), no `execve` but the one that starts PHP, no io_uring, ptrace,
+//!   mounts, namespaces, BPF or kernel modules.
+//! - **Read-only mounts**: in a mount namespace of its own, every mount is
+//!   read-only but the writable folders: no `chmod`, `chown`, times or
+//!   extended attributes outside, which Landlock does not cover.
 //!
 //! Each layer the kernel refuses is left out in [`Mode::Auto`] and named in
 //! [`Layers::describe`]; [`Mode::Strict`] refuses to start without all.
@@ -26,6 +30,8 @@ mod exec;
 #[cfg(target_os = "linux")]
 mod filesystem;
 mod layers;
+#[cfg(target_os = "linux")]
+mod mounts;
 #[cfg(target_os = "linux")]
 mod network;
 #[cfg(target_os = "linux")]

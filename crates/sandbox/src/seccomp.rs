@@ -2,8 +2,10 @@
 //! child just before its `execve`.
 //!
 //! It answers `EPERM` to:
-//! - `socket` of any family: no TCP, UDP, DNS, unix or raw socket (pipes,
-//!   and `socketpair`, stay);
+//! - `socket` of any family, or, inside a network namespace, of any family
+//!   but IPv4 and IPv6 (whose packets cannot leave the namespace): no unix,
+//!   netlink, packet or vsock socket, and no network at all without the
+//!   namespace (pipes, and `socketpair`, stay);
 //! - `execve` with other arguments than the child's own, and `execveat`: the
 //!   exec that starts PHP is the only one (its argument addresses are matched;
 //!   PHP, a new program, cannot place its strings there);
@@ -22,7 +24,6 @@ use crate::SandboxError;
 
 /// System calls denied whatever their arguments.
 const DENIED: &[libc::c_long] = &[
-    libc::SYS_socket,
     libc::SYS_execveat,
     libc::SYS_io_uring_setup,
     libc::SYS_io_uring_enter,
@@ -63,13 +64,21 @@ const DENIED: &[libc::c_long] = &[
 ];
 
 /// The filter for a child whose one allowed `execve` passes these addresses
-/// (program, argv, envp); with `None`, execve is left alone.
-pub fn filter(exec_arguments: Option<[u64; 3]>) -> Result<BpfProgram, SandboxError> {
+/// (program, argv, envp); with `None`, execve is left alone. `in_namespace`:
+/// the child is in a network namespace of its own.
+pub fn filter(
+    exec_arguments: Option<[u64; 3]>,
+    in_namespace: bool,
+) -> Result<BpfProgram, SandboxError> {
     let error = |err: seccompiler::BackendError| SandboxError::Seccomp(err.to_string());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED
         .iter()
         .map(|&call| (call as i64, Vec::new()))
         .collect();
+    rules.insert(
+        libc::SYS_socket as i64,
+        socket_rules(in_namespace).map_err(error)?,
+    );
     let Some(exec_arguments) = exec_arguments else {
         return compile(rules);
     };
@@ -88,6 +97,21 @@ pub fn filter(exec_arguments: Option<[u64; 3]>) -> Result<BpfProgram, SandboxErr
         .map_err(error)?;
     rules.insert(libc::SYS_execve as i64, other_exec);
     compile(rules)
+}
+
+/// `socket` is denied for every family, or in a namespace of its own for
+/// every family but IPv4 and IPv6.
+fn socket_rules(in_namespace: bool) -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+    if !in_namespace {
+        return Ok(Vec::new());
+    }
+    let other = |family: i32| {
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64)
+    };
+    Ok(vec![SeccompRule::new(vec![
+        other(libc::AF_INET)?,
+        other(libc::AF_INET6)?,
+    ])?])
 }
 
 fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>) -> Result<BpfProgram, SandboxError> {

@@ -12,6 +12,7 @@ use seccompiler::BpfProgram;
 
 use crate::exec::{self, ExecImage};
 use crate::layers::{Layer, Layers, Mode, Refusal};
+use crate::mounts::ReadOnlyView;
 use crate::network::{self, UserMapping};
 use crate::{Policy, SandboxError, filesystem, seccomp};
 
@@ -23,7 +24,10 @@ pub struct Wall {
     landlock: Option<RulesetCreated>,
     landlock_abi: Option<u8>,
     mapping: UserMapping,
-    seccomp: BpfProgram,
+    view: ReadOnlyView,
+    /// The filter for a child in its own network namespace, and for one
+    /// that could not make it.
+    seccomp: [BpfProgram; 2],
     image: ExecImage,
 }
 
@@ -35,7 +39,7 @@ pub struct Receipt {
 }
 
 /// The child's report: one byte of layers held, then an errno per layer.
-const REPORT_BYTES: usize = 1 + 4 * 3;
+const REPORT_BYTES: usize = 1 + 4 * Layer::ALL.len();
 
 impl Wall {
     /// Prepares the wall for `command`, which is to run `policy.php`.
@@ -47,12 +51,16 @@ impl Wall {
         // A script as PHP execs its interpreter, and that PHP: the filter
         // cannot tell those execs from others, so it leaves execve alone.
         let exec_addresses = executables.as_ref().map(|_| image.addresses());
-        let seccomp = seccomp::filter(exec_addresses)?;
+        let seccomp = [
+            seccomp::filter(exec_addresses, true)?,
+            seccomp::filter(exec_addresses, false)?,
+        ];
         Ok(Wall {
             mode,
             landlock_abi: landlock.as_ref().and(filesystem::kernel_abi()),
             landlock,
             mapping: UserMapping::of_this_process(),
+            view: ReadOnlyView::of(&policy.writable),
             seccomp,
             image,
         })
@@ -84,29 +92,25 @@ impl Wall {
     /// on failure.
     fn raise(self, report: &OwnedFd) -> std::io::Error {
         let mut held = 0u8;
-        let mut errnos = [0i32; 3];
-        let strict = self.mode == Mode::Strict;
-        let mut outcome = |layer: Layer, result: Result<(), Errno>| -> Result<(), Errno> {
+        let mut errnos = [0i32; Layer::ALL.len()];
+        let namespace = network::enter_new_namespace(&self.mapping);
+        let filter = &self.seccomp[usize::from(namespace.is_err())];
+        let results = [
+            (Layer::NetworkNamespace, namespace),
+            (Layer::ReadOnlyMounts, self.view.enter()),
+            (Layer::Landlock, restrict(self.landlock)),
+            (Layer::Seccomp, install_filter(filter)),
+        ];
+        for (layer, result) in results {
             match result {
                 Ok(()) => held |= 1 << layer.index(),
-                Err(errno) => {
-                    errnos[layer.index()] = errno.raw_os_error();
-                    if strict {
-                        return Err(errno);
-                    }
-                }
+                Err(errno) => errnos[layer.index()] = errno.raw_os_error(),
             }
-            Ok(())
-        };
-        let steps = outcome(
-            Layer::NetworkNamespace,
-            network::enter_new_namespace(&self.mapping),
-        )
-        .and_then(|()| outcome(Layer::Landlock, restrict(self.landlock)))
-        .and_then(|()| outcome(Layer::Seccomp, install_filter(&self.seccomp)));
+        }
         write_report(report, held, errnos);
-        if let Err(errno) = steps {
-            return std::io::Error::from_raw_os_error(errno.raw_os_error());
+        let refused = errnos.iter().find(|errno| **errno != 0);
+        if let (Mode::Strict, Some(&errno)) = (self.mode, refused) {
+            return std::io::Error::from_raw_os_error(errno);
         }
         self.image.exec()
     }
@@ -136,7 +140,7 @@ fn install_filter(program: &BpfProgram) -> Result<(), Errno> {
     })
 }
 
-fn write_report(report: &OwnedFd, held: u8, errnos: [i32; 3]) {
+fn write_report(report: &OwnedFd, held: u8, errnos: [i32; Layer::ALL.len()]) {
     let mut bytes = [0u8; REPORT_BYTES];
     bytes[0] = held;
     for (slot, errno) in bytes[1..].chunks_exact_mut(4).zip(errnos) {
@@ -173,6 +177,7 @@ impl Receipt {
                 .filter(|_| held & 1 << Layer::Landlock.index() != 0),
             network_namespace: held & (1 << Layer::NetworkNamespace.index()) != 0,
             seccomp: held & (1 << Layer::Seccomp.index()) != 0,
+            read_only_mounts: held & (1 << Layer::ReadOnlyMounts.index()) != 0,
             refusals,
         })
     }

@@ -88,3 +88,34 @@ pub(crate) fn learn_allowed_writes(config: &HarnessConfig, writable: &[PathBuf])
     config.wall.learn(new);
     true
 }
+
+/// Runs a one-off `php` command that loads the user's code (the probes of
+/// PHPUnit fuzz tests and typed entry points) inside the wall, with writes
+/// only in `writable`; under `--sandbox strict`, an error unless all hold.
+pub fn output_walled(
+    command: &mut Command,
+    php: &Path,
+    writable: Vec<PathBuf>,
+    mode: Mode,
+) -> Result<std::process::Output, HarnessError> {
+    let receipt = match mode {
+        Mode::Off => None,
+        mode => {
+            command.env("PHP_FUZZ_WALL", "1");
+            let policy = Policy {
+                writable,
+                read_write: vec![PathBuf::from("/dev/null")],
+                php: php.to_path_buf(),
+            };
+            Some(Wall::prepare(&policy, mode, command)?.install(command)?)
+        }
+    };
+    let output = command.output().map_err(HarnessError::Spawn)?;
+    if mode == Mode::Strict
+        && let Some(layers) = receipt.and_then(Receipt::layers)
+        && !layers.full()
+    {
+        return Err(php_fuzz_sandbox::SandboxError::Incomplete(layers.missing().join("; ")).into());
+    }
+    Ok(output)
+}
