@@ -19,6 +19,7 @@ use common::{Run, bin, fixture};
 use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
 
 /// A filter that answers `errno` to each of `calls`.
+#[allow(clippy::unnecessary_cast)] // c_long is i32 on 32-bit targets
 fn hiding(calls: &[(libc::c_long, i32)]) -> Vec<BpfProgram> {
     calls
         .iter()

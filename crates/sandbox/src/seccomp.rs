@@ -13,6 +13,10 @@
 //!   `process_vm_*`, mounts, namespaces, BPF, perf, kernel modules and
 //!   keyrings, `kexec`, `reboot`, clock and host name changes, file handles.
 
+// seccompiler numbers system calls as i64, libc as c_long (i32 on 32-bit
+// targets): the casts are needed there.
+#![allow(clippy::unnecessary_cast)]
+
 use std::collections::BTreeMap;
 
 use seccompiler::{
