@@ -97,6 +97,8 @@ pub(crate) struct Watch {
     stuck: Option<Duration>,
     /// The harness's (time, CPU ms, RSS KiB) at the first poll of this silence.
     busy_from: Option<(Instant, u64, u64)>,
+    /// The harness's highest RSS (KiB) at a poll of this silence.
+    peak_kb: u64,
     /// This silence's run was asked where it is.
     asked_stuck: bool,
 }
@@ -119,6 +121,7 @@ impl Watch {
             running_out: false,
             stuck: None,
             busy_from: None,
+            peak_kb: 0,
             asked_stuck: false,
         }
     }
@@ -148,6 +151,7 @@ impl Watch {
         self.since = now;
         self.stage = Stage::Quiet;
         self.busy_from = None;
+        self.peak_kb = 0;
         self.asked_stuck = false;
     }
 
@@ -179,7 +183,10 @@ impl Watch {
         let wall_ms = now.saturating_duration_since(from).as_millis() as u64;
         let watched = wall_ms >= self.stuck_window_ms(rss_kb);
         let busy = cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
-        let grown = rss_kb.saturating_sub(from_kb);
+        // From its highest (noted at every poll, the memory watch's too): a
+        // run that reached PHP's memory limit gives its memory back while it
+        // reports the out-of-memory, and would look flat then.
+        let grown = self.peak_kb.saturating_sub(from_kb);
         let reaches_limit = || {
             let rate_kb_per_ms = grown as f64 / wall_ms.max(1) as f64;
             rate_kb_per_ms * self.timeout.as_millis() as f64 * STUCK_GROWTH_MARGIN
@@ -261,6 +268,7 @@ impl Watch {
     /// memory (KiB) and CPU time so far.
     pub(crate) fn poll(&mut self, now: Instant, rss_kb: u64, cpu_ms: u64) -> Actions {
         let mut actions = Actions::default();
+        self.peak_kb = self.peak_kb.max(rss_kb);
         let running_out = self.running_out_of_memory(now, rss_kb >> 10, cpu_ms);
         // A run that behaves gets no signal: its trace is bounded by its
         // own counters (FuzzingContext::drain), not by asking for it.
@@ -502,6 +510,24 @@ mod tests {
             .step_by(50)
             .find(|&ms| watch.poll(at(start, ms), mb(19), ms).signal.is_some());
         assert_eq!(asked, Some(1500), "well before the 8 s timeout");
+    }
+
+    #[test]
+    fn a_run_that_gave_its_memory_back_reporting_an_out_of_memory_is_not_asked() {
+        // 'm' again: 15 MB/s up to the 64 MB limit at 3 s, where PHP's
+        // fatal error frees it all while the harness, busy, reports it.
+        let start = Instant::now();
+        let mut small = config();
+        small.timeout = Duration::from_secs(8);
+        small.flush_interval = Duration::from_millis(50);
+        small.rss_limit_mb = 64;
+        let rss = |ms: u64| if ms < 3000 { mb(19) + ms * 15 } else { mb(19) };
+        let mut watch =
+            Watch::new(&small, true, start, mb(19)).stuck_limit(Some(Duration::from_millis(100)));
+        let asked = (50..3500)
+            .step_by(50)
+            .find(|&ms| watch.poll(at(start, ms), rss(ms), ms).signal.is_some());
+        assert_eq!(asked, None, "asked while reporting its out-of-memory");
     }
 
     #[test]
