@@ -205,6 +205,41 @@ fn a_second_ctrl_c_later_exits_at_once() {
     );
 }
 
+/// The sandbox refuses a signal to php-fuzz (the hook, and Landlock's
+/// signal scope): a side-effect finding, and php-fuzz never sees it.
+#[test]
+fn a_target_signalling_its_parent_is_refused_by_the_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    seeds(&dir.path().join("corpus"), &[("a", b"a")]);
+    let child = spawn(
+        &[
+            "fuzz",
+            &target("hostile/engine_kills_parent.php"),
+            "corpus",
+            "--seed",
+            "1",
+            "--max-runs",
+            "300",
+        ],
+        dir.path(),
+    );
+    let run = finish(child, Duration::from_secs(60));
+    assert!(
+        run.stderr().contains("==== Done (reached --max-runs)"),
+        "{}",
+        run.all()
+    );
+    assert_eq!(run.code(), 77, "a side-effect finding\n{}", run.all());
+    assert!(run.stderr().contains("side-effect"), "{}", run.all());
+    assert!(
+        !run.stderr().contains("WARNING: ignored SIG"),
+        "{}",
+        run.all()
+    );
+}
+
+/// Without the sandbox (--allow-side-effects), php-fuzz itself ignores a
+/// signal from its own descendants.
 #[test]
 fn a_target_signalling_its_parent_cannot_stop_php_fuzz() {
     let dir = tempfile::tempdir().unwrap();
@@ -218,6 +253,7 @@ fn a_target_signalling_its_parent_cannot_stop_php_fuzz() {
             "1",
             "--max-runs",
             "3000",
+            "--allow-side-effects",
         ],
         dir.path(),
     );
