@@ -169,10 +169,6 @@ impl HarnessProcess {
                 "opcache.lockfile_path={}",
                 config.runtime.scratch().display()
             ));
-        if !config.allow_side_effects {
-            // No C code from PHP while fuzzing: FFI could call anything.
-            command.args(["-d", "ffi.enable=0"]);
-        }
         for (key, value) in &config.ini {
             command.arg("-d").arg(format!("{key}={value}"));
         }

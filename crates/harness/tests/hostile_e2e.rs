@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{executor, executor_with, repo, run, verdicts};
-use php_fuzz_harness::{Crash, CrashKind, Executor};
+use php_fuzz_harness::{Crash, CrashKind, Executor, HarnessConfig, SandboxMode, WallSettings};
 use php_fuzz_instrument::StubStyle;
 
 fn hostile(name: &str, tweak: impl FnOnce(&mut php_fuzz_harness::HarnessConfig)) -> Executor {
@@ -323,7 +323,7 @@ fn children_a_target_forks_neither_act_as_the_harness_nor_outlive_it() {
     leave_child.extend_from_slice(pids.to_str().unwrap().as_bytes());
     {
         // The pid goes into this test's folder: a write php-fuzz allows here.
-        let mut ex = hostile("forks.php", |c| c.allow_side_effects = true);
+        let mut ex = hostile("forks.php", allow_side_effects);
         let results = run(&mut ex, &[b"F", b"", &leave_child, b"s", b"F", b""]);
         assert_eq!(verdicts(&results), ["ok"; 6]);
         assert_eq!(ex.stats().harness_starts, 1);
@@ -341,10 +341,16 @@ fn children_a_target_forks_neither_act_as_the_harness_nor_outlive_it() {
     assert!(!alive(pid), "the child {pid} outlived the harness");
 }
 
+/// As `--allow-side-effects`: no refusals, and no wall.
+fn allow_side_effects(config: &mut HarnessConfig) {
+    config.allow_side_effects = true;
+    config.wall = WallSettings::new(SandboxMode::Off);
+}
+
 #[test]
 fn working_directory_environment_and_stdin_behave() {
     // 'w' writes into the working directory: allowed here, as outside php-fuzz.
-    let mut ex = hostile("surroundings.php", |c| c.allow_side_effects = true);
+    let mut ex = hostile("surroundings.php", allow_side_effects);
     let results = run(&mut ex, &[b"c", b"g", b"w", b"p", b"r"]);
     let here = repo().join("fixtures/hostile");
     assert_eq!(

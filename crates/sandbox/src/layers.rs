@@ -202,11 +202,11 @@ mod tests {
         let line = partial.describe();
         assert!(
             line.starts_with(
-                "network namespace, seccomp + hooks; missing: Landlock is not available"
+                "network namespace, seccomp, read-only mounts + hooks; missing: Landlock is not available"
             ),
             "{line}"
         );
-        assert!(line.contains("not implemented"), "{line}");
+        assert!(line.contains("Function not implemented"), "{line}");
     }
 
     #[test]
