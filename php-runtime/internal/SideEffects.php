@@ -27,8 +27,8 @@ final class SideEffects
     /** @var bool|null the operating system's wall is up (docs/sandbox.md); null until asked */
     private static $walled = null;
 
-    /** What PHP says when the wall stopped a call: EACCES, EPERM, no network. */
-    private const WALL_ERRORS = '/Permission denied|Operation not permitted|Network is unreachable'
+    /** What PHP says when the wall stopped a call: EACCES, EPERM, EROFS, no network. */
+    private const WALL_ERRORS = '/Permission denied|Operation not permitted|Read-only file system|Network is unreachable'
         . '|Address family not supported|getaddrinfo[^:]*failed|name resolution/';
 
     /**
