@@ -29,7 +29,8 @@ fn campaign_in(dir: &Path) -> Vec<String> {
     let target = target.display().to_string();
     ["fuzz", &target, "corpus", "--artifact-dir", "artifacts"]
         .into_iter()
-        .chain(["--no-cmp"])
+        // The target marks its loads in its own folder: a side effect.
+        .chain(["--no-cmp", "--allow-side-effects"])
         .map(String::from)
         .collect()
 }
