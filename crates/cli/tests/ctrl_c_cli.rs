@@ -31,6 +31,8 @@ fn campaign_in(dir: &Path) -> Vec<String> {
         .into_iter()
         // The target marks its loads in its own folder: a side effect.
         .chain(["--no-cmp", "--allow-side-effects"])
+        // A campaign a failed test leaves behind ends by itself.
+        .chain(["--max-time", "180"])
         .map(String::from)
         .collect()
 }
