@@ -218,13 +218,16 @@ impl WallSettings {
     }
 
     pub(crate) fn learned_writable(&self) -> Vec<PathBuf> {
-        self.learned.lock().map(|l| l.clone()).unwrap_or_default()
+        // A poisoned lock still holds what was learned: forgetting it would
+        // make every harness re-learn, and respawn, for ever.
+        self.learned.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub(crate) fn learn(&self, folders: Vec<PathBuf>) {
-        if let Ok(mut learned) = self.learned.lock() {
-            learned.extend(folders);
-        }
+        self.learned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(folders);
     }
 }
 
