@@ -220,7 +220,10 @@ impl WallSettings {
     pub(crate) fn learned_writable(&self) -> Vec<PathBuf> {
         // A poisoned lock still holds what was learned: forgetting it would
         // make every harness re-learn, and respawn, for ever.
-        self.learned.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.learned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub(crate) fn learn(&self, folders: Vec<PathBuf>) {
