@@ -740,7 +740,7 @@ impl Executor {
             )));
         }
         let now = Instant::now();
-        let actions = watch.poll(now, rss_kb, process.cpu_ms());
+        let actions = watch.poll(now, rss_kb, process.cpu_time());
         if actions.progress {
             process.signal(Signal::USR1);
         }

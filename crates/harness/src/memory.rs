@@ -38,6 +38,46 @@ pub(crate) fn cpu_ms(pid: Pid) -> Option<u64> {
     Some((utime + stime) * 1000 / ticks_per_second)
 }
 
+/// The CPU time process `pid` has used, and the time it was busy: on a CPU
+/// or waiting in a run queue for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CpuTime {
+    /// User and system time, in ms.
+    pub used_ms: u64,
+    /// Time on a CPU plus time runnable but waiting for one, in ms: a
+    /// spinning process on a loaded machine is busy all along, though it
+    /// used only the share of a core it was given; a sleeping one is not.
+    pub busy_ms: u64,
+}
+
+impl From<u64> for CpuTime {
+    /// A process that ran whenever it wanted to: busy as long as it used.
+    fn from(used_ms: u64) -> CpuTime {
+        CpuTime {
+            used_ms,
+            busy_ms: used_ms,
+        }
+    }
+}
+
+/// `pid`'s [`CpuTime`]; busy time from `/proc/PID/schedstat` (on-CPU and
+/// run-queue nanoseconds), or the CPU time used where the kernel keeps no
+/// scheduler statistics.
+pub(crate) fn cpu_time(pid: Pid) -> Option<CpuTime> {
+    let used_ms = cpu_ms(pid)?;
+    let busy_ms = scheduled_ms(pid).unwrap_or(used_ms);
+    Some(CpuTime { used_ms, busy_ms })
+}
+
+/// On-CPU plus run-queue-wait time of `pid`'s main thread, in ms.
+fn scheduled_ms(pid: Pid) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/schedstat", pid.as_raw_nonzero())).ok()?;
+    let mut fields = stat.split_whitespace();
+    let on_cpu_ns: u64 = fields.next()?.parse().ok()?;
+    let waiting_ns: u64 = fields.next()?.parse().ok()?;
+    Some((on_cpu_ns + waiting_ns) / 1_000_000)
+}
+
 fn resident_mb(statm: &str) -> Option<u64> {
     resident_kb(statm).map(|kb| kb >> 10)
 }
@@ -73,5 +113,22 @@ mod tests {
             n = std::hint::black_box(n.wrapping_add(1));
         }
         assert!(cpu_ms(pid).unwrap() > before, "{n}");
+    }
+
+    #[test]
+    fn a_spinning_thread_is_busy_and_a_sleeping_one_is_not() {
+        // This test's own thread: /proc/PID/schedstat is the main thread's.
+        let tid = rustix::thread::gettid();
+        let before = scheduled_ms(tid).unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(200);
+        let mut n = 0u64;
+        while std::time::Instant::now() < until {
+            n = std::hint::black_box(n.wrapping_add(1));
+        }
+        let spun = scheduled_ms(tid).unwrap();
+        assert!(spun >= before + 150, "{before} ms, then {spun} ms ({n})");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let slept = scheduled_ms(tid).unwrap();
+        assert!(slept < spun + 100, "{spun} ms, then {slept} ms");
     }
 }

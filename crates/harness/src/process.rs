@@ -707,9 +707,10 @@ impl HarnessProcess {
         crate::memory::rss_kb(self.pid).unwrap_or(0)
     }
 
-    /// The CPU time the harness has used, in ms (0 where /proc cannot tell).
-    pub(crate) fn cpu_ms(&self) -> u64 {
-        crate::memory::cpu_ms(self.pid).unwrap_or(0)
+    /// The CPU time the harness has used, and how long it was busy (0
+    /// where /proc cannot tell).
+    pub(crate) fn cpu_time(&self) -> crate::memory::CpuTime {
+        crate::memory::cpu_time(self.pid).unwrap_or(crate::memory::CpuTime::from(0))
     }
 
     /// Sends `signal` to the harness (not to children the target forked).

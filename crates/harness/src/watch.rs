@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 
 use crate::HarnessConfig;
+use crate::memory::CpuTime;
 
 // Each step of the timeout waits for the harness's own CPU time, not the
 // clock's: on a loaded machine a harness that gets little CPU must not be
@@ -169,20 +170,21 @@ impl Watch {
     /// Whether to ask the run in progress where it is: not asked yet, past
     /// the known-hang limit (outcomes are flushed every flush interval, so
     /// a silence of limit + flush means it began at least `limit` ago),
-    /// busy (a quarter of a core or more: a loaded machine gives a spinning
-    /// run less than a whole one), and not growing (an out-of-memory on its
+    /// busy (`busy_ms`: on a CPU or waiting in a run queue for one, a
+    /// quarter of the time or more, so that a run starved on a loaded
+    /// machine still counts and a sleeping one does not), and not growing (an out-of-memory on its
     /// way, in the function of a known hang say, is left to the memory watch).
     /// Memory is counted in KiB (pages), so that a slow out-of-memory,
     /// a megabyte or two into its run when the limit comes, is seen, and
     /// over `stuck_window_ms`, so that its steps are.
-    fn stuck_due(&mut self, now: Instant, cpu_ms: u64, rss_kb: u64) -> bool {
+    fn stuck_due(&mut self, now: Instant, busy_ms: u64, rss_kb: u64) -> bool {
         let Some(limit) = self.stuck else {
             return false;
         };
-        let (from, from_cpu, from_kb) = *self.busy_from.get_or_insert((now, cpu_ms, rss_kb));
+        let (from, from_busy, from_kb) = *self.busy_from.get_or_insert((now, busy_ms, rss_kb));
         let wall_ms = now.saturating_duration_since(from).as_millis() as u64;
         let watched = wall_ms >= self.stuck_window_ms(rss_kb);
-        let busy = cpu_ms.saturating_sub(from_cpu) * 4 >= wall_ms;
+        let busy = busy_ms.saturating_sub(from_busy) * 4 >= wall_ms;
         // From its highest (noted at every poll, the memory watch's too): a
         // run that reached PHP's memory limit gives its memory back while it
         // reports the out-of-memory, and would look flat then.
@@ -264,9 +266,11 @@ impl Watch {
         self.running_out
     }
 
-    /// One poll slice of silence: `rss_kb` and `cpu_ms` are the harness's
+    /// One poll slice of silence: `rss_kb` and `cpu` are the harness's
     /// memory (KiB) and CPU time so far.
-    pub(crate) fn poll(&mut self, now: Instant, rss_kb: u64, cpu_ms: u64) -> Actions {
+    pub(crate) fn poll(&mut self, now: Instant, rss_kb: u64, cpu: impl Into<CpuTime>) -> Actions {
+        let cpu = cpu.into();
+        let cpu_ms = cpu.used_ms;
         let mut actions = Actions::default();
         self.peak_kb = self.peak_kb.max(rss_kb);
         let running_out = self.running_out_of_memory(now, rss_kb >> 10, cpu_ms);
@@ -277,7 +281,7 @@ impl Watch {
         // longer than timeout + flush means the current run is past the timeout.
         let overdue = self.silence(now) >= self.timeout + self.flush;
         let stuck =
-            self.stage == Stage::Quiet && !running_out && self.stuck_due(now, cpu_ms, rss_kb);
+            self.stage == Stage::Quiet && !running_out && self.stuck_due(now, cpu.busy_ms, rss_kb);
         match self.stage {
             Stage::Quiet if overdue && !running_out => {
                 if self.signals {
@@ -431,6 +435,20 @@ mod tests {
         // Asleep (no CPU): never asked.
         let mut watch = Watch::new(&config(), true, start, mb(40)).stuck_limit(limit);
         assert_eq!(alarms(&mut watch, &|_| 7), Vec::<u64>::new());
+        // Starved on a loaded machine: a tenth of a core used, but runnable
+        // (waiting for a CPU) all along. Busy, so asked.
+        let mut watch = Watch::new(&config(), true, start, mb(40)).stuck_limit(limit);
+        let starved: Vec<u64> = (50..1100)
+            .step_by(50)
+            .filter(|&ms| {
+                let cpu = CpuTime {
+                    used_ms: ms / 10,
+                    busy_ms: ms,
+                };
+                watch.poll(at(start, ms), mb(40), cpu).signal.is_some()
+            })
+            .collect();
+        assert_eq!(starved, vec![300]);
         // Growing by 100 MB/s: over 8 MB since its first poll when due, not asked.
         let mut watch = Watch::new(&config(), true, start, mb(40)).stuck_limit(limit);
         let grown: Vec<u64> = (50..1100)
