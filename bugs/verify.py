@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the known-bug catalog (bugs/catalog.json) against fetched mirrors.
 
-    bugs/verify.py [--mirrors DIR] [--work DIR] [--only ID ...] [--update]
+    bugs/verify.py [--mirrors DIR] [--work DIR] [--only ID ...] [--seeds] [--update]
 
 For each entry: the library's mirror (a bare git directory, DIR/owner+name/repo,
 the layout the search tool's fetch verb gives) must hold both commits, and
@@ -11,89 +11,86 @@ entry is run once on its trigger with bugs/repro.php, and the result is
 compared with `expected`: the vulnerable commit must fail with the expected
 kind, class and signature site; the fixed commit must not fail there.
 An entry whose mirror or commits are missing is skipped with a message.
+--seeds also runs every seed of the entry's format (bugs/seeds/FORMAT/) on
+the vulnerable commit and reports each that triggers the bug by itself.
 --update records `reproduced` and `observed` back into the catalog.
+
+The fetching, digest checks and repro.php runs are shared with
+`scripts/evaluate --bugs` (scripts/evaluation/bug_catalog.py).
 """
 
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPRO = HERE / "repro.php"
-LINE = re.compile(r"^BUG (?P<kind>[^:]+): (?P<message>.*) @ (?P<site>[^ ]+)$")
+sys.path.insert(0, str(HERE.parent / "scripts"))
+
+from evaluation.bug_catalog import (checked, export, has_commit, load_catalog, matches,  # noqa: E402
+                                    mirror_of, missing_system_files, run_repro, slug, DigestMismatch)
 
 
-def git(mirror: Path, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(mirror), *args], check=True,
-                          capture_output=True, text=True).stdout.strip()
+def dependencies(entry: dict, mirrors: Path, work: Path) -> "tuple[dict, str | None]":
+    """The entry's deps exported from their mirrors, or the reason one is unavailable."""
+    deps = {}
+    for dep in entry["autoload"].get("deps", []):
+        dm = mirror_of(mirrors, dep["library"])
+        if dm is None or not has_commit(dm, dep["commit"]):
+            return deps, f"dependency {dep['library']} at {dep['commit'][:12]} unavailable"
+        checked(dm, dep["commit"], dep["tree"], dep["library"])
+        deps[dep["library"]] = export(dm, dep["commit"], work / f"{slug(dep['library'])}-{dep['commit'][:12]}")
+    return deps, None
 
 
-def mirror_of(mirrors: Path, library: str) -> Path:
-    return mirrors / library.replace("/", "+") / "repo"
+def seeds_triggering(entry: dict, root: Path, deps: dict, work: Path) -> list:
+    folder = HERE / "seeds" / entry["format"]
+    seeds = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    return [p.name for p in seeds if matches(run_repro(entry, root, deps, p.read_bytes(), work), entry["expected"])]
 
 
-def has_commit(mirror: Path, sha: str) -> bool:
+def check(entry: dict, args: argparse.Namespace) -> str:
+    """PASS, FAIL or SKIP, printed with the reason or what each commit gave."""
+    mirror = mirror_of(args.mirrors, entry["library"])
+    if mirror is None:
+        print(f"SKIP {entry['id']}: no mirror of {entry['library']} in {args.mirrors} (fetch it first)")
+        return "SKIP"
+    missing = [c for c in (entry["vulnerable_commit"], entry["fixed_commit"]) if not has_commit(mirror, c)]
+    if missing:
+        print(f"SKIP {entry['id']}: {mirror} lacks {', '.join(missing)} (a snapshot without that history?)")
+        return "SKIP"
     try:
-        return git(mirror, "cat-file", "-t", sha) == "commit"
-    except subprocess.CalledProcessError:
-        return False
-
-
-def export(mirror: Path, sha: str, dest: Path) -> Path:
-    if not dest.is_dir():
-        part = dest.with_name(dest.name + ".part")
-        part.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", sha],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(part)], input=archive, check=True)
-        part.rename(dest)
-    return dest
-
-
-def run(entry: dict, root: Path, deps: dict, work: Path) -> str:
-    autoload = entry["autoload"]
-    psr4 = dict(autoload.get("psr4", {}))
-    for dep in autoload.get("deps", []):
-        for prefix, sub in dep["psr4"].items():
-            psr4[prefix] = str(deps[dep["library"]] / sub) + "/"
-    spec = {
-        "root": str(root),
-        "psr4": psr4,
-        "files": autoload.get("files", []),
-        "entry": entry["entry"],
-        "allowed": entry.get("allowed_exceptions", []),
-        "error_reporting": entry.get("error_reporting", 32767),
-        "timeout": entry.get("timeout_seconds", 10),
-    }
-    with tempfile.TemporaryDirectory(dir=work) as tmp:
-        (Path(tmp) / "spec.json").write_text(json.dumps(spec))
-        (Path(tmp) / "input").write_bytes(entry["trigger"].encode("utf-8", "surrogateescape"))
-        try:
-            proc = subprocess.run(["php", "-d", "display_errors=stderr", "-d", "zend.assertions=-1", str(REPRO),
-                                   str(Path(tmp) / "spec.json"), str(Path(tmp) / "input")],
-                                  capture_output=True, text=True, timeout=spec["timeout"] + 30)
-        except subprocess.TimeoutExpired:
-            return "BUG timeout: no answer within the wall-clock limit @ ?"
-    if proc.returncode in (-11, 139):
-        return "BUG stack-overflow: SIGSEGV (PHP 8.2 has no stack limit; deep recursion) @ ?"
-    lines = proc.stdout.strip().splitlines()
-    return lines[-1] if lines else f"ERROR: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
-
-
-def matches(observed: str, expected: dict) -> bool:
-    m = LINE.match(observed)
-    if not m:
-        return False
-    if expected["kind"] == "stack-overflow":
-        return m["kind"] == "stack-overflow"
-    if expected["kind"] == "timeout":
-        return m["kind"] == "timeout" and m["site"].split(":")[0] in expected.get("site_files", [m["site"].split(":")[0]])
-    return m["kind"] == expected["class"] and m["site"] == expected["site"] and expected.get("message", "") in m["message"]
+        for side in ("vulnerable", "fixed"):
+            checked(mirror, entry[f"{side}_commit"], entry[f"{side}_tree"], f"{entry['id']} ({side})")
+        deps, why = dependencies(entry, args.mirrors, args.work)
+    except DigestMismatch as e:
+        print(f"FAIL {entry['id']}: tree digest differs: {e}")
+        return "FAIL"
+    if why:
+        print(f"SKIP {entry['id']}: {why}")
+        return "SKIP"
+    absent = missing_system_files(entry)
+    if absent:
+        print(f"SKIP {entry['id']}: system package file(s) missing: {', '.join(absent)}")
+        return "SKIP"
+    observed, roots = {}, {}
+    trigger = entry["trigger"].encode("utf-8", "surrogateescape")
+    for side in ("vulnerable", "fixed"):
+        sha = entry[f"{side}_commit"]
+        roots[side] = export(mirror, sha, args.work / f"{slug(entry['library'])}-{sha[:12]}")
+        observed[side] = run_repro(entry, roots[side], deps, trigger, args.work)
+    ok = matches(observed["vulnerable"], entry["expected"]) and not matches(observed["fixed"], entry["expected"])
+    print(f"{'PASS' if ok else 'FAIL'} {entry['id']}\n    vulnerable: {observed['vulnerable']}\n"
+          f"    fixed:      {observed['fixed']}")
+    if args.seeds:
+        bad = seeds_triggering(entry, roots["vulnerable"], deps, args.work)
+        print(f"    seeds ({entry['format']}): " + (f"trigger it by themselves: {', '.join(bad)}" if bad else "none triggers it"))
+    entry["reproduced"] = ok
+    entry["observed"] = observed
+    return "PASS" if ok else "FAIL"
 
 
 def main() -> int:
@@ -102,62 +99,19 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "php-fuzz-bugs")
     ap.add_argument("--catalog", type=Path, default=HERE / "catalog.json")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--seeds", action="store_true", help="also check that no seed of the format triggers the bug")
     ap.add_argument("--update", action="store_true")
     args = ap.parse_args()
+    args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
-    catalog = json.loads(args.catalog.read_text())
-    failures = skipped = 0
-    for entry in catalog["bugs"]:
-        if args.only and entry["id"] not in args.only:
-            continue
-        mirror = mirror_of(args.mirrors, entry["library"])
-        if not mirror.is_dir():
-            print(f"SKIP {entry['id']}: no mirror of {entry['library']} at {mirror} (fetch it first)")
-            skipped += 1
-            continue
-        missing = [c for c in (entry["vulnerable_commit"], entry["fixed_commit"]) if not has_commit(mirror, c)]
-        if missing:
-            print(f"SKIP {entry['id']}: {mirror} lacks {', '.join(missing)} (a snapshot without that history?)")
-            skipped += 1
-            continue
-        bad = [side for side in ("vulnerable", "fixed")
-               if git(mirror, "rev-parse", entry[f"{side}_commit"] + "^{tree}") != entry[f"{side}_tree"]]
-        if bad:
-            print(f"FAIL {entry['id']}: tree digest differs for {', '.join(bad)}")
-            failures += 1
-            continue
-        deps = {}
-        dep_missing = None
-        for dep in entry["autoload"].get("deps", []):
-            dm = mirror_of(args.mirrors, dep["library"])
-            if not dm.is_dir() or not has_commit(dm, dep["commit"]):
-                dep_missing = f"{dep['library']} at {dep['commit'][:12]}"
-                break
-            if git(dm, "rev-parse", dep["commit"] + "^{tree}") != dep["tree"]:
-                dep_missing = f"{dep['library']} (tree digest differs)"
-                break
-            deps[dep["library"]] = export(dm, dep["commit"], args.work / f"{dep['library'].replace('/', '+')}-{dep['commit'][:12]}")
-        if dep_missing:
-            print(f"SKIP {entry['id']}: dependency {dep_missing} unavailable")
-            skipped += 1
-            continue
-        absent = [f for f in entry["autoload"].get("files", []) if f.startswith("/") and not Path(f).is_file()]
-        if absent:
-            print(f"SKIP {entry['id']}: system package file(s) missing: {', '.join(absent)}")
-            skipped += 1
-            continue
-        observed = {}
-        for side in ("vulnerable", "fixed"):
-            sha = entry[f"{side}_commit"]
-            root = export(mirror, sha, args.work / f"{entry['library'].replace('/', '+')}-{sha[:12]}")
-            observed[side] = run(entry, root, deps, args.work)
-        ok = matches(observed["vulnerable"], entry["expected"]) and not matches(observed["fixed"], entry["expected"])
-        print(f"{'PASS' if ok else 'FAIL'} {entry['id']}\n    vulnerable: {observed['vulnerable']}\n    fixed:      {observed['fixed']}")
-        failures += not ok
-        entry["reproduced"] = ok
-        entry["observed"] = observed
+    catalog = load_catalog(args.catalog)
+    unknown = sorted(set(args.only or []) - {e["id"] for e in catalog["bugs"]})
+    if unknown:
+        ap.error(f"--only: no such entry in {args.catalog}: {', '.join(unknown)}")
+    results = [check(e, args) for e in catalog["bugs"] if not args.only or e["id"] in args.only]
     if args.update:
         args.catalog.write_text(json.dumps(catalog, indent=2, ensure_ascii=False) + "\n")
+    failures, skipped = results.count("FAIL"), results.count("SKIP")
     print(f"verify: {failures} failed, {skipped} skipped", file=sys.stderr)
     return 1 if failures else 0
 

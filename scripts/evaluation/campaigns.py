@@ -153,7 +153,9 @@ class Progress:
         self.total, self.seconds, self.parallel = total, seconds, parallel
         self.done, self.resumed, self.started = 0, 0, time.monotonic()
 
-    def report(self, run: Run, stream, resumed: bool = False) -> None:
+    def report(self, run: Run, stream, resumed: bool = False, label: "str | None" = None,
+               figures: "str | None" = None) -> None:
+        """label (default: target, configuration, trial) and figures (default: blocks, findings, exec/s)."""
         self.done += 1
         if resumed:
             self.resumed += 1
@@ -162,9 +164,9 @@ class Progress:
         left = (self.total - self.done) * elapsed / ran if ran else (self.total - self.done) * self.seconds
         left /= self.parallel if not ran else 1
         note = " (kept from the earlier run)" if resumed else ""
-        print(f"[{self.done}/{self.total}] {run.target} {run.config} trial {run.trial}{note}: "
-              f"{run.final_coverage} blocks, {len(run.findings)} findings, {run.execs_per_sec:.0f} exec/s; "
-              f"~{left / 60:.1f} min left", file=stream, flush=True)
+        label = label or f"{run.target} {run.config} trial {run.trial}"
+        figures = figures or f"{run.final_coverage} blocks, {len(run.findings)} findings, {run.execs_per_sec:.0f} exec/s"
+        print(f"[{self.done}/{self.total}] {label}{note}: {figures}; ~{left / 60:.1f} min left", file=stream, flush=True)
 
 
 # nikic/php-fuzzer as one more configuration (--php-fuzzer DIR): the same

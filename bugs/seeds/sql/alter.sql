@@ -1,0 +1,2 @@
+ALTER TABLE users ADD COLUMN email VARCHAR(255) NOT NULL AFTER name, ADD INDEX idx_email (email);
+ALTER TABLE orders DROP FOREIGN KEY fk_user;
