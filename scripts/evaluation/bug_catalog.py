@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 REPRO = ROOT / "bugs" / "repro.php"
 CATALOG = ROOT / "bugs" / "catalog.json"
 GITHUB = "https://github.com/"
-LINE = re.compile(r"^BUG (?P<kind>[^:]+): (?P<message>.*) @ (?P<site>[^ ]+)$")
+LINE = re.compile(r"^BUG (?P<kind>[^:]+): (?P<message>.*) @ (?P<site>.+)$")
 KINDS = ("code-parser", "other-format")
 
 

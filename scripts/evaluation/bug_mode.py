@@ -16,7 +16,7 @@ def prepare_all(entries: list, args) -> "tuple[list, list]":
     prepared, skipped = [], []
     for entry in entries:
         try:
-            prepared.append(bugs.prepare(entry, args.mirrors, args.work, args.git_base))
+            prepared.append(bugs.prepare(entry, args.mirrors, args.work, args.git_base, args.seeds))
         except bug_catalog.Unavailable as why:
             print(f"evaluate: skipping {entry['id']}: {why}", file=sys.stderr, flush=True)
             skipped.append({"id": entry["id"], "reason": str(why)})

@@ -104,7 +104,7 @@ def select(catalog: dict, only: list, kind: "str | None") -> list:
     return [e for e in entries if (not only or e["id"] in only) and (kind is None or e["kind"] == kind)]
 
 
-def prepare(entry: dict, mirrors: Path, work: Path, git_base: str = bug_catalog.GITHUB) -> Prepared:
+def prepare(entry: dict, mirrors: Path, work: Path, git_base: str = bug_catalog.GITHUB, seeds: Path = SEEDS) -> Prepared:
     """Fetch, check and export both commits and the deps, and write the target.
     Raises Unavailable (skip the bug) or DigestMismatch (never use it)."""
     absent = bug_catalog.missing_system_files(entry)
@@ -123,7 +123,7 @@ def prepare(entry: dict, mirrors: Path, work: Path, git_base: str = bug_catalog.
                                               dest, f"{entry['id']} (dependency {dep['library']})")
     target = folder / "target.php"
     write_if_changed(target, target_php(entry, roots["vulnerable"], deps))
-    return Prepared(entry, folder, roots["vulnerable"], roots["fixed"], deps, target, SEEDS / entry["format"])
+    return Prepared(entry, folder, roots["vulnerable"], roots["fixed"], deps, target, seeds / entry["format"])
 
 
 def checked_export(library: str, sha: str, tree: str, mirrors: Path, cache: Path, git_base: str, dest: Path,
