@@ -291,7 +291,19 @@ fn decimal_numbers(input: &[u8]) -> impl Iterator<Item = (usize, usize, i64)> + 
     })
 }
 
-/// Candidates for `input` from the comparisons its run logged.
+/// The sites of the bug detectors' guides (`Detectors::guide` in the PHP
+/// runtime): a value that reached a sink, paired with the canary that would
+/// make it a finding.
+pub const GUIDE_SITES: u32 = 0xF000_0000;
+
+/// Whether the record is a bug detector's guide, not a comparison.
+pub fn is_guide(record: &Record<'_>) -> bool {
+    record.site & GUIDE_SITES == GUIDE_SITES
+}
+
+/// Candidates for `input` from the comparisons its run logged. The bug
+/// detectors' guides come first: a sink is usually reached late in a run,
+/// after the parser's comparisons have used up the limit.
 pub fn input_to_state<'r>(
     input: &[u8],
     records: impl IntoIterator<Item = Record<'r>>,
@@ -299,11 +311,12 @@ pub fn input_to_state<'r>(
     limit: usize,
 ) -> Vec<Candidate> {
     let mut candidates = Candidates::new(input, max_len, limit);
-    for record in records {
+    let (guides, comparisons): (Vec<_>, Vec<_>) = records.into_iter().partition(is_guide);
+    for record in guides.iter().chain(&comparisons) {
         if candidates.is_full() {
             break;
         }
-        candidates.add_record(&record);
+        candidates.add_record(record);
     }
     candidates.into_vec()
 }
@@ -384,6 +397,24 @@ mod tests {
         assert_eq!(out, [b"xxIHDRyy".to_vec()]);
         let both_ways = candidates(b"IHDR?", &[(1, kind::EQUAL, bytes("PLTE"), bytes("IHDR"))]);
         assert_eq!(both_ways, [b"PLTE?".to_vec()]);
+    }
+
+    #[test]
+    fn a_detectors_guide_comes_before_the_comparisons_that_filled_the_limit() {
+        let log = encode(&[
+            (1, kind::EQUAL, bytes("abcd"), bytes("IHDR")),
+            (
+                GUIDE_SITES | 7,
+                kind::EQUAL,
+                bytes("(n)"),
+                bytes("canary()"),
+            ),
+        ]);
+        let out: Vec<_> = input_to_state(b"abcd=(n);", records(&log), 1024, 1)
+            .into_iter()
+            .map(|c| c.data)
+            .collect();
+        assert_eq!(out, [b"abcd=canary();".to_vec()]);
     }
 
     #[test]

@@ -85,7 +85,13 @@ final class CodeInjection
         return false;
     }
 
-    /** Steers string literals and words of eval'd code toward a call of the canary. */
+    /**
+     * Steers eval'd code toward a call of the canary: the whole code, its
+     * words, and its expressions (innermost parentheses, what `return`
+     * returns), each also without the `$` of its variables, since compilers
+     * of expression languages (gettext's plural rules, templates) turn the
+     * input's names into PHP variables.
+     */
     private static function guide(string $code): void
     {
         if (!\PhpFuzz\CmpLog::$enabled) {
@@ -97,5 +103,23 @@ final class CodeInjection
                 Detectors::guide($word, Detectors::CODE . '()');
             }
         }
+        foreach (\array_slice(self::expressions($code), 0, 8) as $expression) {
+            Detectors::guide($expression, Detectors::CODE . '()');
+        }
+    }
+
+    /** @return list<string> $code's innermost parenthesized and returned expressions, with and without `$`. */
+    private static function expressions(string $code): array
+    {
+        $found = [];
+        foreach (['/\breturn\s+([^;{}]{2,80});/', '/\(([^()]{2,80})\)/'] as $pattern) {
+            if (\preg_match_all($pattern, $code, $matches) > 0) {
+                foreach ($matches[1] as $expression) {
+                    $found[] = \trim($expression);
+                    $found[] = \trim((string) \preg_replace('/\$(?=[A-Za-z_])/', '', $expression));
+                }
+            }
+        }
+        return \array_values(\array_unique($found));
     }
 }
