@@ -82,6 +82,11 @@ pub struct FuzzArgs {
     /// Keep dataflow fusion off (the default).
     #[arg(long, overrides_with = "fusion")]
     pub no_fusion: bool,
+    /// With a grammar and the uniform schedule: how many mutants are grammar mutants.
+    /// `work:F`: as many as make the share F of the target's work, counted in executed
+    /// blocks; `mutants:F`: the share F of the mutants (docs/grammar.md).
+    #[arg(long, value_name = "work:F|mutants:F", default_value = "work:0.25")]
+    pub grammar_share: php_fuzz_engine::GrammarShare,
     /// Turn comparison feedback off: the dictionary taken from the target's
     /// source, the comparison tracer (CMP and I2S mutations) and the
     /// persistent auto-dictionary.
@@ -210,6 +215,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         grammar: args.grammar.clone(),
         fragments: args.fragments.clone(),
         fusion: args.fusion,
+        grammar_share: args.grammar_share,
         cmp: !args.no_cmp,
         use_value_profile: args.use_value_profile,
         entropic: args.entropic.then_some(EntropicOptions {

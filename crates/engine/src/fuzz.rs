@@ -39,6 +39,7 @@ use crate::crashes::{CrashStore, KnownCrash};
 use crate::output::{CampaignEvent, Event, Mutations, Output, StatusLine, own_rss_mb};
 use crate::{EngineError, FuzzOptions};
 use custom::CustomSetup;
+pub use grammar::GrammarShare;
 use grammar::{GrammarCorpus, GrammarWorker};
 use scratch::Scratch;
 use seeds::{after_seeds, run_seeds};
@@ -289,7 +290,8 @@ pub fn fuzz(
     } = setup::set_up(given)?;
     let mut scratch = Scratch::new();
     scratch.value_profile = shared.options.use_value_profile;
-    let mut seed_parser = GrammarWorker::new(shared.grammar.as_ref(), false);
+    let mut seed_parser =
+        GrammarWorker::new(shared.grammar.as_ref(), false, GrammarShare::default());
     let seeds_run = run_seeds(&shared, &mut first, &mut scratch, &mut seed_parser, seeds)?;
     timeout::adapt_to_seeds(&shared, &mut first, scratch.slowest_micros);
     after_seeds(&shared, seeds_run);

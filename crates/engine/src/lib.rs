@@ -26,7 +26,7 @@ pub use auto_dictionary::AUTO_DICTIONARY_FILE;
 pub use corpus::{Corpus, EntropicOptions, Entry, EntryId};
 pub use crashes::{CrashStore, KnownCrash, Recorded, replay_flags, shell_quote};
 pub use entries::EntryChecker;
-pub use fuzz::{CmpSummary, FuzzSummary, StopReason, fuzz};
+pub use fuzz::{CmpSummary, FuzzSummary, GrammarShare, StopReason, fuzz};
 pub use in_flight::save_in_flight;
 pub use merge::{MergeEvent, MergeOutcome, MergeProgress, merge};
 pub use minimize::{MinimizeOptions, MinimizeOutcome, TIMEOUT_MARGIN, minimize};
@@ -66,6 +66,9 @@ pub struct FuzzOptions {
     /// `--fusion`: dataflow fusion among the grammar mutations (php only;
     /// docs/grammar.md#dataflow-fusion). Off by default until evaluated.
     pub fusion: bool,
+    /// `--grammar-share`: how many mutants are grammar mutants under the
+    /// uniform schedule (default: a quarter of the target's work).
+    pub grammar_share: GrammarShare,
     /// Comparison feedback: the dictionary taken from the source, the
     /// tracer (CMP, I2S) and the persistent auto-dictionary. On by default.
     pub cmp: bool,
@@ -140,6 +143,7 @@ impl Default for FuzzOptions {
             grammar: None,
             fragments: Vec::new(),
             fusion: false,
+            grammar_share: GrammarShare::default(),
             cmp: true,
             use_value_profile: false,
             artifact_naming: php_fuzz_storage::ArtifactNaming::WithReport,

@@ -22,6 +22,7 @@ use crate::output::Mutations;
 use crate::replay::collect_inputs;
 
 use budget::GrammarBudget;
+pub use budget::GrammarShare;
 pub(super) use choice::choose_grammar;
 
 /// An entry whose grammar mutation failed this many times in a row is left
@@ -189,7 +190,7 @@ pub(super) struct GrammarWorker {
 impl GrammarWorker {
     /// `fusion`: add dataflow fusion to the mutations (`--fusion`; the
     /// grammar is php, `choose_grammar` checked).
-    pub fn new(grammar: Option<&Grammar>, fusion: bool) -> GrammarWorker {
+    pub fn new(grammar: Option<&Grammar>, fusion: bool, share: GrammarShare) -> GrammarWorker {
         let tools = grammar.map(|g| {
             let mut mutator = GrammarMutator::new(g.info().code);
             if fusion {
@@ -200,7 +201,7 @@ impl GrammarWorker {
         GrammarWorker {
             tools,
             parsed: Vec::new(),
-            budget: GrammarBudget::default(),
+            budget: GrammarBudget::new(share),
         }
     }
 

@@ -109,7 +109,11 @@ fn worker_loop(
         schedule.set_available(Source::Custom, shared.custom.is_some());
         mutator.set_schedule(schedule);
     }
-    let mut grammar = GrammarWorker::new(shared.grammar.as_ref(), shared.options.fusion);
+    let mut grammar = GrammarWorker::new(
+        shared.grammar.as_ref(),
+        shared.options.fusion,
+        shared.options.grammar_share,
+    );
     let mut custom = shared
         .custom
         .as_ref()

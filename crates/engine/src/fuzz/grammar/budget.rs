@@ -17,8 +17,49 @@
 
 use php_fuzz_mutate::RUN_OVERHEAD_BLOCKS;
 
-/// The share of the target's work that grammar mutants get.
+/// The share of the target's work that grammar mutants get by default.
 pub(in crate::fuzz) const WORK_SHARE: f64 = 1.0 / 4.0;
+
+/// How many mutants are grammar mutants under the uniform schedule
+/// (`--grammar-share`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GrammarShare {
+    /// `work:F`: as many as make the share F of the target's work (the
+    /// default, F = 1/4).
+    Work(f64),
+    /// `mutants:F`: the share F of the mutants, whatever they cost (before
+    /// a21d36c: 1/3).
+    Mutants(f64),
+}
+
+impl Default for GrammarShare {
+    fn default() -> GrammarShare {
+        GrammarShare::Work(WORK_SHARE)
+    }
+}
+
+impl std::str::FromStr for GrammarShare {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<GrammarShare, String> {
+        let (kind, share) = text
+            .split_once(':')
+            .ok_or_else(|| format!("{text:?}: expected work:F or mutants:F, F between 0 and 1"))?;
+        let share: f64 = share
+            .trim()
+            .parse()
+            .ok()
+            .filter(|f: &f64| *f > 0.0 && *f < 1.0)
+            .ok_or_else(|| {
+                format!("{text:?}: the share must be a number between 0 and 1, such as 0.25")
+            })?;
+        match kind.trim() {
+            "work" => Ok(GrammarShare::Work(share)),
+            "mutants" => Ok(GrammarShare::Mutants(share)),
+            other => Err(format!("{text:?}: {other:?} is neither work nor mutants")),
+        }
+    }
+}
 /// The odds never leave these bounds, whatever the costs: grammar mutants
 /// stay in the mix, and byte mutants keep at least half.
 const MIN_ODDS: f64 = 1.0 / 32.0;
@@ -49,12 +90,20 @@ impl Cost {
 /// One worker's running costs of grammar and byte mutants.
 #[derive(Debug, Default)]
 pub(in crate::fuzz) struct GrammarBudget {
+    share: GrammarShare,
     grammar: Cost,
     bytes: Cost,
     since_decay: u64,
 }
 
 impl GrammarBudget {
+    pub fn new(share: GrammarShare) -> GrammarBudget {
+        GrammarBudget {
+            share,
+            ..GrammarBudget::default()
+        }
+    }
+
     /// Counts a mutant's run: `grammar` says whether a grammar mutation
     /// made it, `blocks` is what it executed.
     pub fn record(&mut self, grammar: bool, blocks: u32) {
@@ -75,13 +124,17 @@ impl GrammarBudget {
 
     /// The odds that the next mutant is a grammar mutant.
     pub fn odds(&self) -> f64 {
+        let share = match self.share {
+            GrammarShare::Mutants(share) => return share,
+            GrammarShare::Work(share) => share,
+        };
         if self.grammar.runs < MIN_RUNS || self.bytes.runs < MIN_RUNS {
-            return WORK_SHARE;
+            return share;
         }
         // odds × grammar / (odds × grammar + (1 - odds) × bytes) = share
         let grammar = self.grammar.mean();
         let bytes = self.bytes.mean();
-        let odds = WORK_SHARE * bytes / (WORK_SHARE * bytes + (1.0 - WORK_SHARE) * grammar);
+        let odds = share * bytes / (share * bytes + (1.0 - share) * grammar);
         odds.clamp(MIN_ODDS, MAX_ODDS)
     }
 }
@@ -121,6 +174,26 @@ mod tests {
         assert_eq!(budget(100_000, 0, 10).odds(), WORK_SHARE);
         assert_eq!(budget(1_000_000, 0, 100).odds(), MIN_ODDS);
         assert_eq!(budget(0, 1_000_000, 100).odds(), MAX_ODDS);
+    }
+
+    #[test]
+    fn a_share_of_the_mutants_ignores_the_costs() {
+        let mut budget = GrammarBudget::new(GrammarShare::Mutants(1.0 / 3.0));
+        for _ in 0..1000 {
+            budget.record(true, 3_800);
+            budget.record(false, 800);
+        }
+        assert_eq!(budget.odds(), 1.0 / 3.0);
+    }
+
+    #[test]
+    fn shares_parse_and_bad_ones_say_why() {
+        assert_eq!("work:0.25".parse(), Ok(GrammarShare::Work(0.25)));
+        assert_eq!("mutants:0.333".parse(), Ok(GrammarShare::Mutants(0.333)));
+        for bad in ["0.25", "work:1.5", "work:x", "bytes:0.1", "mutants:0"] {
+            let error = bad.parse::<GrammarShare>().unwrap_err();
+            assert!(error.contains(bad), "{error}");
+        }
     }
 
     #[test]
