@@ -32,10 +32,13 @@ def main(args) -> int:
     except SystemExit as e:
         raise SystemExit(f"evaluate: {e}")
     if not entries:
-        raise SystemExit(f"evaluate: no bug of kind {args.kind} in {args.catalog}")
+        wanted = [f"one of {', '.join(args.only)}" if args.only else "", f"of kind {args.kind}" if args.kind else ""]
+        raise SystemExit(f"evaluate: no bug of {args.catalog} is {' and '.join(w for w in wanted if w)}")
+    binary, out = args.php_fuzz.resolve(), args.out.resolve()
+    if not binary.is_file():
+        raise SystemExit(f"evaluate: --php-fuzz {args.php_fuzz}: no such file")
     args.work = args.work.resolve()
     prepared, skipped = prepare_all(entries, args)
-    binary, out = args.php_fuzz.resolve(), args.out.resolve()
     jobs = [(p, c, f, i) for p in prepared for i in range(1, args.trials + 1) for c, f in args.configs.items()]
     progress = campaigns.Progress(len(jobs), args.seconds, args.parallel)
 

@@ -128,16 +128,16 @@ def prepare(entry: dict, mirrors: Path, work: Path, git_base: str = bug_catalog.
 
 def checked_export(library: str, sha: str, tree: str, mirrors: Path, cache: Path, git_base: str, dest: Path,
                    what: str) -> Path:
-    """dest holding `git archive sha`, its tree id checked first. A stamp
-    (dest.tree) keeps an export made for another commit from being used."""
-    stamp = dest.with_name(dest.name + ".tree")
-    if dest.is_dir() and stamp.is_file() and stamp.read_text().strip() == tree:
-        return dest.resolve()
+    """dest holding `git archive sha`, its tree id checked first, every time.
+    A stamp (dest.tree) keeps an export made for another tree from being used."""
     try:
         git_dir = bug_catalog.fetch_commit(library, sha, mirrors, cache, git_base)
     except Unavailable as e:
         raise Unavailable(f"{library} at {sha[:12]}: {e}")
     bug_catalog.checked(git_dir, sha, tree, what)
+    stamp = dest.with_name(dest.name + ".tree")
+    if dest.is_dir() and stamp.is_file() and stamp.read_text().strip() == tree:
+        return dest.resolve()
     shutil.rmtree(dest, ignore_errors=True)
     stamp.unlink(missing_ok=True)
     bug_catalog.export(git_dir, sha, dest)
