@@ -22,7 +22,6 @@ The fetching, digest checks and repro.php runs are shared with
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -87,7 +86,8 @@ def check(entry: dict, args: argparse.Namespace) -> str:
           f"    fixed:      {observed['fixed']}")
     if args.seeds:
         bad = seeds_triggering(entry, roots["vulnerable"], deps, args.work)
-        print(f"    seeds ({entry['format']}): " + (f"trigger it by themselves: {', '.join(bad)}" if bad else "none triggers it"))
+        verdict = f"trigger it by themselves: {', '.join(bad)}" if bad else "none triggers it"
+        print(f"    seeds ({entry['format']}): {verdict}")
     entry["reproduced"] = ok
     entry["observed"] = observed
     return "PASS" if ok else "FAIL"

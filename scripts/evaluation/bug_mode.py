@@ -25,6 +25,15 @@ def prepare_all(entries: list, args) -> "tuple[list, list]":
     return prepared, skipped
 
 
+def catalog_label(path) -> str:
+    """The catalog as the report names it: relative to this clone when inside it (no local path in a
+    published report)."""
+    try:
+        return str(path.resolve().relative_to(bug_catalog.ROOT))
+    except ValueError:
+        return str(path)
+
+
 def main(args) -> int:
     catalog = bug_catalog.load_catalog(args.catalog)
     try:
@@ -58,7 +67,7 @@ def main(args) -> int:
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
         runs = list(pool.map(one, jobs))
     summary = bug_report.summarize(runs, [p.entry for p in prepared], args.configs, args.trials, args.seconds,
-                                   skipped, str(args.catalog))
+                                   skipped, catalog_label(args.catalog))
     bug_report.write(summary, args.out)
     print(f"evaluate: wrote {args.out / 'report.html'} and {args.out / 'report.json'}", file=sys.stderr)
     if not prepared:
