@@ -11,7 +11,9 @@
 //!   build does.
 //!
 //! The release build takes three to five minutes on two cores, the first time
-//! of a test run; cargo keeps target/<triple>/ up to date between runs.
+//! of a test run; cargo keeps target/<triple>/ up to date between runs, and
+//! the composer tests' release, built before this one, builds the musl
+//! binary in the same cargo run as the glibc one (`release_targets`).
 
 mod common;
 
@@ -19,12 +21,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::composer::{USER_PATH, VERSION, copy_tree, describe, text};
+use common::composer::{
+    USER_PATH, VERSION, copy_tree, describe, musl_triple, release_targets, text,
+};
 use common::{artifacts, bin, fixture, repo};
-
-fn musl_triple() -> String {
-    format!("{}-unknown-linux-musl", std::env::consts::ARCH)
-}
 
 #[test]
 fn the_static_musl_release_is_chosen_on_alpine_and_finds_the_demo_bug() {
@@ -34,7 +34,8 @@ fn the_static_musl_release_is_chosen_on_alpine_and_finds_the_demo_bug() {
     let dist = root.join("dist");
     let digests = root.join("package-digests");
     let release = Command::new(repo().join("scripts/release"))
-        .args(["--out", dist.to_str().unwrap(), "--target", &triple])
+        .args(["--out", dist.to_str().unwrap()])
+        .args(release_targets())
         .arg("--digests-file")
         .arg(&digests)
         .output()

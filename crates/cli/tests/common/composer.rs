@@ -19,6 +19,23 @@ pub fn triple() -> String {
     format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
 }
 
+pub fn musl_triple() -> String {
+    format!("{}-unknown-linux-musl", std::env::consts::ARCH)
+}
+
+/// `scripts/release`'s arguments for this machine's glibc and musl
+/// archives. Every test binary that needs a release asks for both, so the
+/// first one builds both in one cargo run and the others find cargo's
+/// target/<triple>/ up to date (musl_release, then, only packs).
+pub fn release_targets() -> [String; 4] {
+    [
+        "--target".into(),
+        triple(),
+        "--target".into(),
+        musl_triple(),
+    ]
+}
+
 pub fn archive_name() -> String {
     format!("php-fuzz-{VERSION}-{}.tar.gz", triple())
 }
@@ -36,7 +53,8 @@ pub fn release() -> &'static Release {
         let root = repo().join("target/composer-test");
         let dist = root.join("dist");
         let status = Command::new(repo().join("scripts/release"))
-            .args(["--out", dist.to_str().unwrap(), "--target", &triple()])
+            .args(["--out", dist.to_str().unwrap()])
+            .args(release_targets())
             .arg("--digests-file")
             .arg(root.join("package-digests"))
             .status()
