@@ -82,6 +82,10 @@ pub struct FuzzArgs {
     /// Keep dataflow fusion off (the default).
     #[arg(long, overrides_with = "fusion")]
     pub no_fusion: bool,
+    /// Leave the grammar's built-in lexicon (one example of each escape, number form and
+    /// rare token, `php-fuzz grammars --lexicon NAME`) out of the fragment pool.
+    #[arg(long)]
+    pub no_lexicon: bool,
     /// With a grammar and the uniform schedule: how many mutants are grammar mutants.
     /// `work:F`: as many as make the share F of the target's work, counted in executed
     /// blocks; `mutants:F`: the share F of the mutants (docs/grammar.md).
@@ -215,6 +219,7 @@ pub fn run(args: &FuzzArgs) -> anyhow::Result<ExitCode> {
         grammar: args.grammar.clone(),
         fragments: args.fragments.clone(),
         fusion: args.fusion,
+        lexicon: !args.no_lexicon,
         grammar_share: args.grammar_share,
         cmp: !args.no_cmp,
         use_value_profile: args.use_value_profile,

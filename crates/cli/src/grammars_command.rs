@@ -10,16 +10,31 @@ use crate::stdout::Stdout;
 
 /// Arguments of `php-fuzz grammars`.
 #[derive(clap::Args, Debug)]
-pub struct GrammarsArgs {}
+pub struct GrammarsArgs {
+    /// Print this grammar's built-in lexicon, the fragments every campaign with it starts
+    /// from (unless `fuzz --no-lexicon`), instead of the list.
+    #[arg(long, value_name = "NAME")]
+    pub lexicon: Option<String>,
+}
 
-pub fn run(_args: &GrammarsArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &GrammarsArgs) -> anyhow::Result<ExitCode> {
     let mut out = Stdout::lock();
+    if let Some(name) = &args.lexicon {
+        let grammar = Grammar::load(name)?;
+        let lexicon = grammar.info().lexicon;
+        if lexicon.is_empty() {
+            anyhow::bail!("the {name} grammar has no lexicon (only php has one so far)");
+        }
+        out.write(lexicon.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let width = grammars().iter().map(|g| g.name.len()).max().unwrap_or(4);
-    out.line(format!("{:width$}  code  description", "name"))?;
+    out.line(format!("{:width$}  code  lexicon  description", "name"))?;
     for info in grammars() {
         let code = if info.code { "yes" } else { "no" };
+        let lexicon = if info.lexicon.is_empty() { "no" } else { "yes" };
         out.line(format!(
-            "{:width$}  {code:4}  {}",
+            "{:width$}  {code:4}  {lexicon:7}  {}",
             info.name, info.description
         ))?;
     }

@@ -66,6 +66,9 @@ pub struct FuzzOptions {
     /// `--fusion`: dataflow fusion among the grammar mutations (php only;
     /// docs/grammar.md#dataflow-fusion). Off by default until evaluated.
     pub fusion: bool,
+    /// Whether the grammar's built-in lexicon seeds the fragment pool
+    /// (`--no-lexicon` turns it off; docs/grammar.md#lexicon).
+    pub lexicon: bool,
     /// `--grammar-share`: how many mutants are grammar mutants under the
     /// uniform schedule (default: a quarter of the target's work).
     pub grammar_share: GrammarShare,
@@ -143,6 +146,7 @@ impl Default for FuzzOptions {
             grammar: None,
             fragments: Vec::new(),
             fusion: false,
+            lexicon: true,
             grammar_share: GrammarShare::default(),
             cmp: true,
             use_value_profile: false,

@@ -33,6 +33,11 @@ pub struct GrammarInfo {
     pub lenient: bool,
     /// A small valid input, for tests and `php-fuzz grammars`.
     pub sample: &'static str,
+    /// The grammar's lexicon: one small example of each lexical form
+    /// (escapes, number bases, rare tokens) that seeds seldom hold, learned
+    /// as pinned fragments before any seed (`--no-lexicon` leaves it out).
+    /// Empty where the grammar has none.
+    pub lexicon: &'static str,
     language: fn() -> Language,
 }
 
@@ -52,6 +57,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         loose_kinds: &["text"],
         lenient: false,
         sample: "<?php\nfunction add(int $a, int $b): int {\n    $sum = $a + $b;\n    return $sum;\n}\n$items = [1, 2, 'three' => 3];\nforeach ($items as $key => $value) {\n    if ($value > 1) {\n        echo add($value, 2), \"\\n\";\n    } else {\n        $items[] = $key;\n    }\n}\n",
+        lexicon: include_str!("../lexicon/php.php"),
         language: || tree_sitter_php::LANGUAGE_PHP.into(),
     },
     #[cfg(feature = "json")]
@@ -65,6 +71,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         loose_kinds: &[],
         lenient: false,
         sample: "{\"name\": \"php-fuzz\", \"tags\": [\"fuzz\", 1, 2.5e3, true, null], \"nested\": {\"a\": [], \"b\": {}}}\n",
+        lexicon: "",
         language: || tree_sitter_json::LANGUAGE.into(),
     },
     #[cfg(feature = "css")]
@@ -78,6 +85,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         loose_kinds: &[],
         lenient: false,
         sample: "@media screen and (max-width: 600px) {\n  .menu > li:hover, #top a[href^=\"http\"] { color: #f00; margin: 0 auto !important; }\n}\nbody { font: 12px/1.5 sans-serif; width: calc(100% - 2em); }\n",
+        lexicon: "",
         language: || tree_sitter_css::LANGUAGE.into(),
     },
     #[cfg(feature = "html")]
@@ -91,6 +99,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         loose_kinds: &["document>text", "document>entity"],
         lenient: true,
         sample: "<!DOCTYPE html>\n<html><head><title>t</title></head>\n<body><ul class=\"list\"><li>one</li><li><a href=\"/x\">two</a></li></ul><br/><p>text &amp; more</p></body></html>\n",
+        lexicon: "",
         language: || tree_sitter_html::LANGUAGE.into(),
     },
     #[cfg(feature = "yaml")]
@@ -104,6 +113,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         loose_kinds: &["document>flow_node>plain_scalar"],
         lenient: true,
         sample: "name: php-fuzz\nlist:\n  - one\n  - two: 2\n    three: [3, 4]\nanchor: &a {x: 1}\nalias: *a\ntext: |\n  line\n",
+        lexicon: "",
         language: || tree_sitter_yaml::LANGUAGE.into(),
     },
     #[cfg(feature = "markdown")]
@@ -124,6 +134,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         ],
         lenient: true,
         sample: "# Title\n\nA paragraph with *emphasis*.\n\n- item one\n- item two\n  1. nested\n\n> quote\n\n```php\necho 1;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        lexicon: "",
         language: || tree_sitter_md::LANGUAGE.into(),
     },
     #[cfg(feature = "sql")]
@@ -137,6 +148,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         loose_kinds: &[],
         lenient: false,
         sample: "SELECT a.id, COUNT(*) AS n FROM users a JOIN orders o ON o.user_id = a.id WHERE a.age > 18 AND o.total IN (1, 2, 3) GROUP BY a.id ORDER BY n DESC LIMIT 10;\nINSERT INTO t (x, y) VALUES (1, 'two');\n",
+        lexicon: "",
         language: || tree_sitter_sequel::LANGUAGE.into(),
     },
     #[cfg(feature = "javascript")]
@@ -156,6 +168,7 @@ const GRAMMARS: &[GrammarInfo] = &[
         loose_kinds: &[],
         lenient: false,
         sample: "function add(a, b) {\n  const sum = a + b;\n  return sum;\n}\nlet items = [1, 2, 3];\nfor (const item of items) {\n  if (item > 1) {\n    console.log(add(item, 2));\n  } else {\n    items.push({ key: item });\n  }\n}\n",
+        lexicon: "",
         language: || tree_sitter_javascript::LANGUAGE.into(),
     },
 ];

@@ -73,3 +73,46 @@ fn every_grammar_describes_itself_for_the_grammars_command() {
         );
     }
 }
+
+#[test]
+fn every_lexicon_parses_without_errors_and_gives_escape_and_number_fragments() {
+    let mut with_lexicon = 0;
+    for info in grammars().iter().filter(|g| !g.lexicon.is_empty()) {
+        with_lexicon += 1;
+        let grammar = Grammar::from_info(info).unwrap();
+        let parsed = InputParser::new(&grammar).parse(info.lexicon.as_bytes());
+        assert!(
+            !parsed.has_error(),
+            "{}: the lexicon has a syntax error",
+            info.name
+        );
+        let mut pool = php_fuzz_grammar::FragmentPool::default();
+        let pinned = pool.add_pinned(&parsed);
+        assert!(pinned > 100, "{}: only {pinned} fragments", info.name);
+        assert_eq!(pool.stats().pinned, pinned);
+    }
+    assert!(with_lexicon >= 1, "no grammar has a lexicon");
+}
+
+#[test]
+fn the_php_lexicon_holds_each_escape_form_and_number_base() {
+    let lexicon = Grammar::load("php").unwrap().info().lexicon;
+    for form in [
+        r"\x41",
+        r"\u{1F600}",
+        r"\101",
+        r"\e",
+        "0x7FFFFFFFFFFFFFFF",
+        "0b1010",
+        "0o17",
+        "1e309",
+        "<<<'EOT'",
+        "<<<EOT",
+        "?->",
+        "<=>",
+        "??=",
+        "#[",
+    ] {
+        assert!(lexicon.contains(form), "the php lexicon lacks {form}");
+    }
+}

@@ -39,6 +39,8 @@ pub(super) struct GrammarCorpus {
     tree_bytes: usize,
     pool: FragmentPool,
     fragment_files: usize,
+    /// Fragments the grammar's lexicon pinned (0 with `--no-lexicon`).
+    lexicon_fragments: usize,
     /// Mutants a grammar mutation was tried for, and made.
     tried: u64,
     made: u64,
@@ -74,15 +76,23 @@ impl MutantRuns {
 
 impl GrammarCorpus {
     /// An empty corpus whose pool holds the fragments of `paths` (files, or
-    /// directories read recursively), pinned so they are never evicted.
-    /// `fusion`: whether the workers' mutators fuse (for the summary).
+    /// directories read recursively) and, with `lexicon`, of the grammar's
+    /// lexicon, pinned so they are never evicted. `fusion`: whether the
+    /// workers' mutators fuse (for the summary).
     pub fn new(
         grammar: &Grammar,
         paths: &[PathBuf],
+        lexicon: bool,
         fusion: bool,
     ) -> Result<GrammarCorpus, EngineError> {
         let mut pool = FragmentPool::default();
         let mut parser = InputParser::new(grammar);
+        let lexicon_text = grammar.info().lexicon;
+        let lexicon_fragments = if lexicon && !lexicon_text.is_empty() {
+            pool.add_pinned(&parser.parse(lexicon_text.as_bytes()))
+        } else {
+            0
+        };
         let files = collect_inputs(paths)?;
         for file in &files {
             let data = std::fs::read(file).map_err(|source| EngineError::Input {
@@ -98,6 +108,7 @@ impl GrammarCorpus {
             tree_bytes: 0,
             pool,
             fragment_files: files.len(),
+            lexicon_fragments,
             tried: 0,
             made: 0,
             fusion,
@@ -130,11 +141,12 @@ impl GrammarCorpus {
     pub fn describe(&self) -> String {
         let stats = self.pool.stats();
         format!(
-            "pool: {} fragments of {} kinds, {} KB ({} pinned from {} fragment files); trees: {} KB",
+            "pool: {} fragments of {} kinds, {} KB ({} pinned: {} from the lexicon, the rest from {} fragment files); trees: {} KB",
             stats.fragments,
             stats.kinds,
             stats.bytes / 1024,
             stats.pinned,
+            self.lexicon_fragments,
             self.fragment_files,
             self.tree_bytes / 1024
         )

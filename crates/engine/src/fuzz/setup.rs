@@ -143,7 +143,7 @@ fn gather(given: Given<'_>) -> Result<Parts, EngineError> {
         .transpose()?;
     let grammar_corpus = grammar
         .as_ref()
-        .map(|g| GrammarCorpus::new(g, &options.fragments, options.fusion))
+        .map(|g| GrammarCorpus::new(g, &options.fragments, options.lexicon, options.fusion))
         .transpose()?;
     Ok(Parts {
         started,
