@@ -11,9 +11,10 @@
 //!   build does.
 //!
 //! The release build takes three to five minutes on two cores, the first time
-//! of a test run; cargo keeps target/<triple>/ up to date between runs, and
-//! the composer tests' release, built before this one, builds the musl
-//! binary in the same cargo run as the glibc one (`release_targets`).
+//! of a test run; cargo keeps target/release-archives/<triple>/ up to date
+//! between runs, and the musl binary is built in the same cargo run as the
+//! glibc one (`release_command`), by scripts/test ahead of the tests or by
+//! whichever release test comes first.
 
 mod common;
 
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::composer::{
-    USER_PATH, VERSION, copy_tree, describe, musl_triple, release_targets, text,
+    USER_PATH, VERSION, copy_tree, describe, musl_triple, release_command, text,
 };
 use common::{artifacts, bin, fixture, repo};
 
@@ -33,9 +34,8 @@ fn the_static_musl_release_is_chosen_on_alpine_and_finds_the_demo_bug() {
     let _ = fs::remove_dir_all(&root);
     let dist = root.join("dist");
     let digests = root.join("package-digests");
-    let release = Command::new(repo().join("scripts/release"))
+    let release = release_command()
         .args(["--out", dist.to_str().unwrap()])
-        .args(release_targets())
         .arg("--digests-file")
         .arg(&digests)
         .output()

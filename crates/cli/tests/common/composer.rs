@@ -36,6 +36,19 @@ pub fn release_targets() -> [String; 4] {
     ]
 }
 
+/// `scripts/release` with this machine's glibc and musl targets, building
+/// in cargo's target directory `target/release-archives`, where scripts/test
+/// builds them ahead (`scripts/release --build-only`, at low priority while
+/// the other tests run): a directory of its own, because cargo locks its
+/// target directory for as long as `cargo test` runs.
+pub fn release_command() -> Command {
+    let mut command = Command::new(repo().join("scripts/release"));
+    command
+        .env("CARGO_TARGET_DIR", repo().join("target/release-archives"))
+        .args(release_targets());
+    command
+}
+
 pub fn archive_name() -> String {
     format!("php-fuzz-{VERSION}-{}.tar.gz", triple())
 }
@@ -52,9 +65,8 @@ pub fn release() -> &'static Release {
     RELEASE.get_or_init(|| {
         let root = repo().join("target/composer-test");
         let dist = root.join("dist");
-        let status = Command::new(repo().join("scripts/release"))
+        let status = release_command()
             .args(["--out", dist.to_str().unwrap()])
-            .args(release_targets())
             .arg("--digests-file")
             .arg(root.join("package-digests"))
             .status()
