@@ -40,7 +40,7 @@ pub fn run(args: &GrammarsArgs) -> anyhow::Result<ExitCode> {
     }
     out.line(String::new())?;
     out.line(format!(
-        "fuzz --grammar also takes auto (the grammar at least {AUTO_THRESHOLD_PERCENT} % of the seed bytes parse in, unless the target calls setGrammar()) and none (no grammar, even over setGrammar())."
+        "fuzz --grammar also takes auto (the grammar at least {AUTO_THRESHOLD_PERCENT} % of the seed bytes parse in, unless the target calls setGrammar()) and none (no grammar, even over setGrammar()). Without --grammar: setGrammar(), else php when auto would pick it, else none."
     ))?;
     Ok(ExitCode::SUCCESS)
 }

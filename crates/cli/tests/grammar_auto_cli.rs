@@ -67,10 +67,36 @@ fn php_seeds_with_grammar_auto_are_mutated_as_php() {
     assert!(err.contains("INFO: grammar: php  pool: "), "{err}");
     assert!(grammar_mutants(&err).is_some_and(|n| n > 0), "{err}");
 
-    // Not the default yet (docs/grammar.md): without --grammar, bytes only.
+    // The default for PHP seeds (docs/evaluations/bugs-lexicon): without
+    // --grammar, the same grammar, and a line that says why.
+    let err = campaign("targets/php_tokens.php", &seeds, &[]);
+    let banner = format!(
+        "INFO: grammar: php (the default for seeds in it, auto: 100 % of {bytes} seed bytes parse as php; --grammar none turns it off)"
+    );
+    assert!(err.contains(&banner), "no {banner:?} in\n{err}");
+    assert!(grammar_mutants(&err).is_some_and(|n| n > 0), "{err}");
+
+    let err = campaign("targets/php_tokens.php", &seeds, &["--grammar", "none"]);
+    assert!(!err.contains("INFO: grammar: php"), "{err}");
+    assert_eq!(grammar_mutants(&err), None, "{err}");
+}
+
+#[test]
+fn seeds_in_another_grammar_get_no_grammar_by_default() {
+    // auto would pick json here; only php is a default (DEFAULT_GRAMMARS).
+    let seeds: Vec<(String, Vec<u8>)> = (0..4)
+        .map(|i| {
+            (
+                format!("s{i}.json"),
+                format!("{{\"k{i}\": [1, 2, {{\"x\": null}}]}}").into_bytes(),
+            )
+        })
+        .collect();
     let err = campaign("targets/php_tokens.php", &seeds, &[]);
     assert!(!err.contains("INFO: grammar"), "{err}");
     assert_eq!(grammar_mutants(&err), None, "{err}");
+    let err = campaign("targets/php_tokens.php", &seeds, &["--grammar", "auto"]);
+    assert!(err.contains("INFO: grammar: json (auto: "), "{err}");
 }
 
 #[test]
@@ -168,6 +194,10 @@ fn grammars_mentions_auto_and_none() {
     assert!(out.contains("also takes auto"), "{out}");
     assert!(
         out.contains("and none (no grammar, even over setGrammar())"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Without --grammar: setGrammar(), else php when auto would pick it"),
         "{out}"
     );
 }
