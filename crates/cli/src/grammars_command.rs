@@ -23,7 +23,15 @@ pub fn run(args: &GrammarsArgs) -> anyhow::Result<ExitCode> {
         let grammar = Grammar::load(name)?;
         let lexicon = grammar.info().lexicon;
         if lexicon.is_empty() {
-            anyhow::bail!("the {name} grammar has no lexicon (only php has one so far)");
+            let with: Vec<_> = grammars()
+                .iter()
+                .filter(|g| !g.lexicon.is_empty())
+                .map(|g| g.name)
+                .collect();
+            anyhow::bail!(
+                "the {name} grammar has no lexicon (grammars with one: {})",
+                with.join(", ")
+            );
         }
         out.write(lexicon.as_bytes())?;
         return Ok(ExitCode::SUCCESS);

@@ -27,25 +27,28 @@ fn corpus_names(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn grammars_lists_each_grammar_with_whether_it_is_code() {
+fn grammars_lists_each_grammar_with_whether_it_is_code_and_has_a_lexicon() {
     let dir = tempfile::tempdir().unwrap();
     let run = php_fuzz(&["grammars"], dir.path());
     assert_eq!(run.code(), 0, "{}", run.all());
     let out = run.stdout();
-    let row = |name: &str| {
+    // name, code, lexicon, description
+    let column = |name: &str, column: usize| {
         out.lines()
             .find(|l| l.split_whitespace().next() == Some(name))
             .unwrap_or_else(|| panic!("no row for {name}\n{out}"))
             .split_whitespace()
-            .nth(1)
+            .nth(column)
             .unwrap()
             .to_string()
     };
-    assert_eq!(row("php"), "yes");
-    assert_eq!(row("javascript"), "yes");
+    assert_eq!(column("php", 1), "yes");
+    assert_eq!(column("javascript", 1), "yes");
     for data in ["json", "css", "html", "yaml", "markdown"] {
-        assert_eq!(row(data), "no", "{out}");
+        assert_eq!(column(data, 1), "no", "{out}");
     }
+    assert_eq!(column("php", 2), "yes", "{out}");
+    assert_eq!(column("json", 2), "no", "{out}");
     assert!(out.contains("JSON (tree-sitter-json)"), "{out}");
 }
 

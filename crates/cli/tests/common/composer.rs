@@ -27,7 +27,7 @@ pub fn musl_triple() -> String {
 /// archives. Every test binary that needs a release asks for both, so the
 /// first one builds both in one cargo run and the others find cargo's
 /// target/<triple>/ up to date (musl_release, then, only packs).
-pub fn release_targets() -> [String; 4] {
+fn release_targets() -> [String; 4] {
     [
         "--target".into(),
         triple(),

@@ -71,44 +71,42 @@ fn off(declared: Option<&str>) -> Chosen {
 /// No `--grammar`, no `setGrammar()`: auto's choice if it is one of
 /// [`DEFAULT_GRAMMARS`], else no grammar (and no INFO line).
 fn by_default(seeds: &[CorpusFile]) -> Result<Chosen, EngineError> {
-    let choice = php_fuzz_grammar::choose(seeds.iter().map(|seed| seed.data.as_slice()));
-    let Some(info) = choice
-        .chosen()
-        .filter(|info| DEFAULT_GRAMMARS.contains(&info.name))
-    else {
-        return Ok(Chosen {
+    let (grammar, why) = choose_by_seeds(seeds, "the default grammar")?;
+    Ok(match grammar {
+        Some(grammar) if DEFAULT_GRAMMARS.contains(&grammar.name()) => Chosen {
+            note: Some(format!(
+                "INFO: grammar: {} (the default for seeds in it, {why}; --grammar none turns it off)",
+                grammar.name()
+            )),
+            grammar: Some(grammar),
+        },
+        _ => Chosen {
             grammar: None,
             note: None,
-        });
-    };
-    let grammar = Grammar::from_info(info).map_err(|source| EngineError::Grammar {
-        origin: "the default grammar",
-        source,
-    })?;
-    Ok(Chosen {
-        note: Some(format!(
-            "INFO: grammar: {} (the default for seeds in it, {}; --grammar none turns it off)",
-            info.name,
-            choice.describe()
-        )),
-        grammar: Some(grammar),
+        },
     })
 }
 
 /// The grammar most of the seed bytes parse in, if one does.
 fn auto(seeds: &[CorpusFile]) -> Result<Chosen, EngineError> {
+    let (grammar, why) = choose_by_seeds(seeds, "--grammar auto")?;
+    let name = grammar.as_ref().map_or("none", Grammar::name);
+    Ok(Chosen {
+        note: Some(format!("INFO: grammar: {name} ({why})")),
+        grammar,
+    })
+}
+
+/// auto's grammar for `seeds`, loaded, and why (`auto: 100 % of …`).
+fn choose_by_seeds(
+    seeds: &[CorpusFile],
+    origin: &'static str,
+) -> Result<(Option<Grammar>, String), EngineError> {
     let choice = php_fuzz_grammar::choose(seeds.iter().map(|seed| seed.data.as_slice()));
     let grammar = choice
         .chosen()
         .map(Grammar::from_info)
         .transpose()
-        .map_err(|source| EngineError::Grammar {
-            origin: "--grammar auto",
-            source,
-        })?;
-    let name = grammar.as_ref().map_or("none", Grammar::name);
-    Ok(Chosen {
-        note: Some(format!("INFO: grammar: {name} ({})", choice.describe())),
-        grammar,
-    })
+        .map_err(|source| EngineError::Grammar { origin, source })?;
+    Ok((grammar, choice.describe()))
 }
