@@ -10,11 +10,10 @@
 //!   from its seeds) to the planted bug, and replays it exactly as the glibc
 //!   build does.
 //!
-//! The release build takes three to five minutes on two cores, the first time
+//! The release build takes about three minutes of two cores, the first time
 //! of a test run; cargo keeps target/release-archives/<triple>/ up to date
-//! between runs, and the musl binary is built in the same cargo run as the
-//! glibc one (`release_command`), by scripts/test ahead of the tests or by
-//! whichever release test comes first.
+//! between runs (`release_command`), and scripts/test builds it ahead of the
+//! tests, in the background.
 
 mod common;
 
@@ -34,7 +33,7 @@ fn the_static_musl_release_is_chosen_on_alpine_and_finds_the_demo_bug() {
     let _ = fs::remove_dir_all(&root);
     let dist = root.join("dist");
     let digests = root.join("package-digests");
-    let release = release_command()
+    let release = release_command(&triple)
         .args(["--out", dist.to_str().unwrap()])
         .arg("--digests-file")
         .arg(&digests)

@@ -23,30 +23,34 @@ pub fn musl_triple() -> String {
     format!("{}-unknown-linux-musl", std::env::consts::ARCH)
 }
 
-/// `scripts/release`'s arguments for this machine's glibc and musl
-/// archives. Every test binary that needs a release asks for both, so the
-/// first one builds both in one cargo run and the others find cargo's
-/// target/<triple>/ up to date (musl_release, then, only packs).
-fn release_targets() -> [String; 4] {
-    [
-        "--target".into(),
-        triple(),
-        "--target".into(),
-        musl_triple(),
-    ]
-}
-
-/// `scripts/release` with this machine's glibc and musl targets, building
-/// in cargo's target directory `target/release-archives`, where scripts/test
-/// builds them ahead (`scripts/release --build-only`, at low priority while
-/// the other tests run): a directory of its own, because cargo locks its
-/// target directory for as long as `cargo test` runs.
-pub fn release_command() -> Command {
+/// `scripts/release --target TRIPLE`, building in cargo's target directory
+/// `target/release-archives`, where scripts/test builds the musl binary
+/// ahead (`scripts/release --build-only`, at low priority while the other
+/// tests run): a directory of its own, because cargo locks its target
+/// directory for as long as `cargo test` runs.
+pub fn release_command(triple: &str) -> Command {
     let mut command = Command::new(repo().join("scripts/release"));
     command
         .env("CARGO_TARGET_DIR", repo().join("target/release-archives"))
-        .args(release_targets());
+        .args(["--target", triple]);
     command
+}
+
+/// The glibc archive's `scripts/release`. scripts/test builds the tests with
+/// cargo-zigbuild for the release's glibc target and says so in
+/// PHP_FUZZ_TEST_PREBUILT_RELEASE: then the php-fuzz under test is the
+/// release's binary, and is packed as it is (`--prebuilt`, which checks its
+/// glibc floor as a build's). A plain `cargo test` builds the release.
+fn glibc_release_command() -> Command {
+    if std::env::var("PHP_FUZZ_TEST_PREBUILT_RELEASE").is_ok_and(|built| built == triple()) {
+        let mut command = Command::new(repo().join("scripts/release"));
+        command
+            .args(["--target", &triple()])
+            .arg("--prebuilt")
+            .arg(env!("CARGO_BIN_EXE_php-fuzz"));
+        return command;
+    }
+    release_command(&triple())
 }
 
 pub fn archive_name() -> String {
@@ -65,7 +69,7 @@ pub fn release() -> &'static Release {
     RELEASE.get_or_init(|| {
         let root = repo().join("target/composer-test");
         let dist = root.join("dist");
-        let status = release_command()
+        let status = glibc_release_command()
             .args(["--out", dist.to_str().unwrap()])
             .arg("--digests-file")
             .arg(root.join("package-digests"))
